@@ -1,0 +1,162 @@
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  importJWK,
+  type JWK,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { SecretBox } from '../../core/ports/secret-box.ts';
+import type { Jwks, PublicJwk, Signer } from '../../core/ports/signer.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import { signingKeys } from './schema.ts';
+
+export interface LocalKeysOptions {
+  storage: Storage;
+  secrets: SecretBox;
+  clock: Clock;
+  /** How long a replaced key stays published in the JWKS. @default 7 days */
+  graceMs?: number;
+  /** How long a replica trusts its cached view of an organization's keys. @default 60000 */
+  cacheMs?: number;
+}
+
+interface OrgKeys {
+  kid: string;
+  privateKey: CryptoKey;
+  jwks: Jwks;
+  verify: ReturnType<typeof createLocalJWKSet>;
+  loadedAt: number;
+}
+
+const context = (kid: string) => `signing-key:${kid}`;
+
+/**
+ * ES256 keys per organization, stored in Storage with the private half sealed by the SecretBox.
+ * Keys are created on first use under a per-organization advisory lock, so two replicas never make two.
+ */
+export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
+  const { storage, secrets, clock } = options;
+  const graceMs = options.graceMs ?? 7 * 24 * 3600_000;
+  const cacheMs = options.cacheMs ?? 60_000;
+  const cache = new Map<string, OrgKeys>();
+  const loading = new Map<string, Promise<OrgKeys>>();
+
+  async function newKeyRow(orgId: string) {
+    const { privateKey, publicKey } = await crypto.subtle.generateKey(
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      true,
+      ['sign', 'verify'],
+    );
+    const pub = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(pub);
+    const priv = await exportJWK(privateKey);
+    const publicJwk: PublicJwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      alg: 'ES256',
+      use: 'sig',
+      key_ops: ['verify'],
+      kid,
+      x: pub.x!,
+      y: pub.y!,
+    };
+    return {
+      kid,
+      orgId,
+      publicJwk,
+      privateSealed: await secrets.seal(JSON.stringify(priv), context(kid)),
+      createdAt: new Date(clock.now()),
+    };
+  }
+
+  async function load(orgId: string, rotate: boolean): Promise<OrgKeys> {
+    const rows = await storage.transaction(async (tx) => {
+      await tx.query(sql`select pg_advisory_xact_lock(hashtext(${`signing-keys:${orgId}`}))`);
+      const now = new Date(clock.now());
+      let active = await tx.db
+        .select()
+        .from(signingKeys)
+        .where(
+          and(
+            eq(signingKeys.orgId, orgId),
+            or(isNull(signingKeys.retiredAt), gt(signingKeys.retiredAt, new Date(clock.now() - graceMs))),
+          ),
+        )
+        .orderBy(asc(signingKeys.createdAt));
+      if (rotate || !active.some((k) => k.retiredAt === null)) {
+        await tx.db
+          .update(signingKeys)
+          .set({ retiredAt: now })
+          .where(and(eq(signingKeys.orgId, orgId), isNull(signingKeys.retiredAt)));
+        const row = await newKeyRow(orgId);
+        await tx.db.insert(signingKeys).values(row);
+        active = [
+          ...active.map((k) => ({ ...k, retiredAt: k.retiredAt ?? now })),
+          { ...row, retiredAt: null },
+        ];
+      }
+      return active;
+    });
+    const current = rows.filter((k) => k.retiredAt === null).at(-1)!;
+    const jwk = JSON.parse(await secrets.open(current.privateSealed, context(current.kid))) as JWK;
+    const privateKey = (await importJWK(jwk, 'ES256')) as CryptoKey;
+    // Newest first: verifiers that try keys in order find the current one at once.
+    const jwks: Jwks = { keys: rows.map((r) => r.publicJwk as PublicJwk).reverse() };
+    const keys: OrgKeys = {
+      kid: current.kid,
+      privateKey,
+      jwks,
+      verify: createLocalJWKSet(jwks),
+      loadedAt: clock.now(),
+    };
+    cache.set(orgId, keys);
+    return keys;
+  }
+
+  function keysFor(orgId: string, fresh = false): Promise<OrgKeys> {
+    const hit = cache.get(orgId);
+    if (hit && !fresh && clock.now() - hit.loadedAt < cacheMs) return Promise.resolve(hit);
+    // One load per organization at a time: a burst of first requests makes one key, not one each.
+    let pending = loading.get(orgId);
+    if (!pending) {
+      pending = load(orgId, false).finally(() => loading.delete(orgId));
+      loading.set(orgId, pending);
+    }
+    return pending;
+  }
+
+  return {
+    async sign(orgId, claims, opts) {
+      const keys = await keysFor(orgId);
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' })
+        .sign(keys.privateKey);
+    },
+    async jwks(orgId) {
+      return (await keysFor(orgId)).jwks;
+    },
+    async rotate(orgId) {
+      const keys = await load(orgId, true);
+      return { kid: keys.kid };
+    },
+    async verify(orgId, jwt) {
+      let keys = await keysFor(orgId);
+      try {
+        return (
+          await jwtVerify(jwt, keys.verify, { algorithms: ['ES256'], currentDate: new Date(clock.now()) })
+        ).payload;
+      } catch (e) {
+        // A key made by another replica since our cache was filled: look once more before refusing.
+        if ((e as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw e;
+        keys = await keysFor(orgId, true);
+        return (
+          await jwtVerify(jwt, keys.verify, { algorithms: ['ES256'], currentDate: new Date(clock.now()) })
+        ).payload;
+      }
+    },
+  };
+}

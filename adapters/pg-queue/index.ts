@@ -1,0 +1,136 @@
+import { sql } from 'drizzle-orm';
+import { uuidv7 } from '../../core/ids.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type {
+  ConsumeOptions,
+  EventBus,
+  Handler,
+  OutgoingMessage,
+  Subscription,
+} from '../../core/ports/event-bus.ts';
+import { BusError, TOPIC_RE } from '../../core/ports/event-bus.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import { runConsumer } from './consumer.ts';
+import { migrations } from './migrations/index.ts';
+import { busMessages } from './schema.ts';
+import { Wakeups } from './wakeups.ts';
+
+export { migrations as pgQueueMigrations };
+
+export interface PgQueueOptions {
+  storage: Storage;
+  clock: Clock;
+  log: Logger;
+  /** How often an idle consumer looks for work it was not woken for (other replicas, expired leases). @default 500 */
+  pollMs?: number;
+}
+
+export const channelOf = (topic: string) => `bus_${topic.replaceAll('-', '_')}`;
+
+/**
+ * The EventBus on a Postgres table: works on PGlite and on Postgres with many replicas. Publishes are
+ * grouped into one INSERT per tick (group commit); consumers claim batches with FOR UPDATE SKIP LOCKED
+ * and a lease, so a crashed consumer's messages come back when the lease ends.
+ */
+export function createPgQueueBus(options: PgQueueOptions): EventBus {
+  const { storage, clock, log } = options;
+  const pollMs = options.pollMs ?? 500;
+  const wakeups = new Wakeups();
+  const subscriptions = new Set<Subscription>();
+  let pending: Array<{
+    rows: (typeof busMessages.$inferInsert)[];
+    topics: Set<string>;
+    resolve: () => void;
+    reject: (e: unknown) => void;
+  }> = [];
+  let flushing: Promise<void> | null = null;
+  let closed = false;
+
+  const rowsFor = (topic: string, messages: readonly OutgoingMessage[]) => {
+    if (!TOPIC_RE.test(topic))
+      throw new BusError('INVALID_TOPIC', `topic ${JSON.stringify(topic)} must match ${TOPIC_RE}`);
+    const now = clock.now();
+    return messages.map((m) => ({
+      topic,
+      msgId: m.id ?? uuidv7(now),
+      payload: m.payload,
+      availableAt: now,
+      publishedAt: now,
+    }));
+  };
+
+  async function flush(): Promise<void> {
+    while (pending.length) {
+      const batch = pending;
+      pending = [];
+      const topics = new Set(batch.flatMap((b) => [...b.topics]));
+      try {
+        await storage.transaction(async (tx) => {
+          await tx.db
+            .insert(busMessages)
+            .values(batch.flatMap((b) => b.rows))
+            .onConflictDoNothing();
+          for (const t of topics) await tx.query(sql`select pg_notify(${channelOf(t)}, '')`);
+        });
+        for (const t of topics) wakeups.wake(t);
+        for (const b of batch) b.resolve();
+      } catch (cause) {
+        const err = new BusError('PUBLISH_FAILED', `publish failed: ${(cause as Error).message}`, { cause });
+        for (const b of batch) b.reject(err);
+      }
+    }
+    flushing = null;
+  }
+
+  return {
+    kind: 'pg-queue',
+    async publish(topic, messages, opts) {
+      if (closed) throw new BusError('CLOSED', 'the bus is closed');
+      if (messages.length === 0) return;
+      const rows = rowsFor(topic, messages);
+      if (opts?.tx) {
+        await opts.tx.db.insert(busMessages).values(rows).onConflictDoNothing();
+        await opts.tx.query(sql`select pg_notify(${channelOf(topic)}, '')`);
+        opts.tx.afterCommit(() => wakeups.wake(topic));
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        pending.push({ rows, topics: new Set([topic]), resolve, reject });
+        // Every publish arriving while a flush runs joins the next one: one commit for many messages.
+        flushing ??= Promise.resolve().then(flush);
+      });
+    },
+    consume<T>(topic: string, handler: Handler<T>, opts: ConsumeOptions = {}) {
+      if (!TOPIC_RE.test(topic))
+        throw new BusError('INVALID_TOPIC', `topic ${JSON.stringify(topic)} must match ${TOPIC_RE}`);
+      const sub = runConsumer({
+        storage,
+        clock,
+        log,
+        topic,
+        handler,
+        wakeups,
+        pollMs,
+        channel: channelOf(topic),
+        ...opts,
+      });
+      subscriptions.add(sub);
+      return {
+        stop: async () => {
+          subscriptions.delete(sub);
+          await sub.stop();
+        },
+      };
+    },
+    async ping() {
+      await storage.ping();
+    },
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.stop()));
+      subscriptions.clear();
+      if (flushing) await flushing;
+    },
+  };
+}

@@ -1,0 +1,231 @@
+import { readFileSync } from 'node:fs';
+import ipaddr from 'ipaddr.js';
+import * as v from 'valibot';
+
+/** Reads the process environment once; everything else receives the resulting `Config`. */
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LEVELS)[number];
+
+const str = (name: string, rule: string, ok: (s: string) => boolean) =>
+  v.pipe(
+    v.string(),
+    v.check(
+      (s) => ok(s),
+      (i) => `${name} ${rule} (got ${JSON.stringify(i.input)})`,
+    ),
+  );
+
+const isInt = (lo: number, hi: number) => (s: string) =>
+  /^\d+$/.test(s) && Number(s) >= lo && Number(s) <= hi;
+const isUrl = (protocols: string[]) => (s: string) => {
+  try {
+    return protocols.includes(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+};
+const isCidr = (s: string) => {
+  try {
+    ipaddr.parseCIDR(s.trim());
+    return true;
+  } catch {
+    return false;
+  }
+};
+const list = (s: string | undefined) =>
+  (s ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+const EnvSchema = v.object({
+  NODE_ENV: v.optional(
+    v.picklist(
+      ['development', 'production', 'test'],
+      (i) => `NODE_ENV must be development, production or test (got ${JSON.stringify(i.input)})`,
+    ),
+    'development',
+  ),
+  PORT: v.optional(str('PORT', 'must be an integer from 0 to 65535', isInt(0, 65535)), '3000'),
+  HOST: v.optional(str('HOST', 'must be a host name or IP address', (s) => /^[A-Za-z0-9.:-]+$/.test(s))),
+  PUBLIC_BASE_URL: v.optional(
+    str(
+      'PUBLIC_BASE_URL',
+      'must be an http(s) URL without query or fragment',
+      (s) => isUrl(['http:', 'https:'])(s) && !/[?#]/.test(s),
+    ),
+  ),
+  DATA_DIR: v.optional(
+    str('DATA_DIR', 'must be a directory path or memory://', (s) => s.length > 0),
+    './data',
+  ),
+  DATABASE_URL: v.optional(
+    str('DATABASE_URL', 'must be a postgres:// or postgresql:// URL', isUrl(['postgres:', 'postgresql:'])),
+  ),
+  DATABASE_SCHEMA: v.optional(
+    str('DATABASE_SCHEMA', 'must be a lower-case SQL identifier', (s) => /^[a-z_][a-z0-9_]{0,62}$/.test(s)),
+  ),
+  NATS_URL: v.optional(
+    str(
+      'NATS_URL',
+      'must be a comma-separated list of nats:// URLs',
+      (s) => list(s).length > 0 && list(s).every(isUrl(['nats:', 'tls:'])),
+    ),
+  ),
+  NATS_STREAM_PREFIX: v.optional(
+    str('NATS_STREAM_PREFIX', 'must be letters, digits and _ (at most 32)', (s) =>
+      /^[A-Za-z0-9_]{1,32}$/.test(s),
+    ),
+    'IDS',
+  ),
+  MASTER_KEY: v.optional(
+    str(
+      'MASTER_KEY',
+      'must be a comma-separated list of [kid:]base64 keys of 32 bytes each',
+      (s) => list(s).length > 0 && list(s).every(isMasterKey),
+    ),
+  ),
+  HEADER_PREFIX: v.optional(
+    str('HEADER_PREFIX', 'must be letters, digits and - (at most 32)', (s) => /^[A-Za-z0-9-]{1,32}$/.test(s)),
+    'Service',
+  ),
+  PLUGINS: v.optional(
+    str('PLUGINS', 'must be a comma-separated list of plugin ids', (s) =>
+      list(s).every((x) => /^[a-z0-9-]+$/.test(x)),
+    ),
+  ),
+  LOG_LEVEL: v.optional(
+    v.picklist(
+      LEVELS,
+      (i) => `LOG_LEVEL must be one of ${LEVELS.join(', ')} (got ${JSON.stringify(i.input)})`,
+    ),
+    'info',
+  ),
+  BODY_LIMIT: v.optional(
+    str('BODY_LIMIT', 'must be a byte count from 1024 to 67108864', isInt(1024, 64 * 1024 * 1024)),
+    String(1024 * 1024),
+  ),
+  DELIVERY_ALLOW_PRIVATE: v.optional(
+    str('DELIVERY_ALLOW_PRIVATE', 'must be a comma-separated list of CIDRs such as 127.0.0.0/8', (s) =>
+      list(s).every(isCidr),
+    ),
+  ),
+  DELIVERY_HOST_MAP: v.optional(
+    str('DELIVERY_HOST_MAP', 'must be a comma-separated list of host=IP pairs', (s) =>
+      list(s).every((p) => /^[A-Za-z0-9.-]+=[0-9A-Fa-f.:]+$/.test(p) && ipaddr.isValid(p.split('=')[1]!)),
+    ),
+  ),
+  NODE_EXTRA_CA_CERTS: v.optional(v.string()),
+  SHUTDOWN_TIMEOUT_MS: v.optional(
+    str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
+    '10000',
+  ),
+});
+
+function isMasterKey(entry: string): boolean {
+  const b64 = entry.includes(':') ? entry.slice(entry.indexOf(':') + 1) : entry;
+  const kid = entry.includes(':') ? entry.slice(0, entry.indexOf(':')) : 'x';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(kid)) return false;
+  try {
+    return atob(b64.replaceAll('-', '+').replaceAll('_', '/')).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  /** A directory for the embedded database and generated files, or `memory://` for none. */
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databaseSchema: string | undefined;
+  natsUrls: string[] | undefined;
+  natsStreamPrefix: string;
+  /** Raw MASTER_KEY entries, current first; undefined outside production means "generate one in DATA_DIR". */
+  masterKey: string[] | undefined;
+  headerPrefix: string;
+  /** Plugin ids to enable; undefined means every plugin in service.config.ts. */
+  plugins: string[] | undefined;
+  logLevel: LogLevel;
+  bodyLimit: number;
+  deliveryAllowPrivate: string[];
+  deliveryHostMap: Record<string, string>;
+  /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
+  extraCaPem: string | undefined;
+  shutdownTimeoutMs: number;
+}
+
+/** Validates the environment. Throws ConfigError naming every wrong variable and its rule. */
+export function loadConfig(env: Env, readFile: (path: string) => string = defaultReadFile): Config {
+  const clean: Env = {};
+  for (const key of Object.keys(EnvSchema.entries)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') clean[key] = value;
+  }
+  const parsed = v.safeParse(EnvSchema, clean);
+  if (!parsed.success) throw new ConfigError(parsed.issues.map((i) => i.message));
+  const e = parsed.output;
+  const problems: string[] = [];
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.MASTER_KEY)
+    problems.push('MASTER_KEY is required when NODE_ENV=production (32 random bytes, base64)');
+  if (production && !e.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL is required when NODE_ENV=production');
+  let extraCaPem: string | undefined;
+  if (e.NODE_EXTRA_CA_CERTS) {
+    try {
+      extraCaPem = readFile(e.NODE_EXTRA_CA_CERTS);
+      if (!extraCaPem.includes('-----BEGIN CERTIFICATE-----'))
+        problems.push(
+          `NODE_EXTRA_CA_CERTS must name a PEM file of certificates (${e.NODE_EXTRA_CA_CERTS} holds none)`,
+        );
+    } catch {
+      problems.push(
+        `NODE_EXTRA_CA_CERTS must name a readable PEM file (cannot read ${e.NODE_EXTRA_CA_CERTS})`,
+      );
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const port = Number(e.PORT);
+  const hostMap: Record<string, string> = {};
+  for (const pair of list(e.DELIVERY_HOST_MAP)) {
+    const [host, ip] = pair.split('=') as [string, string];
+    hostMap[host.toLowerCase()] = ip;
+  }
+  return {
+    env: e.NODE_ENV,
+    port,
+    host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.DATABASE_SCHEMA,
+    natsUrls: e.NATS_URL ? list(e.NATS_URL) : undefined,
+    natsStreamPrefix: e.NATS_STREAM_PREFIX,
+    masterKey: e.MASTER_KEY ? list(e.MASTER_KEY) : undefined,
+    headerPrefix: e.HEADER_PREFIX,
+    plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: Number(e.BODY_LIMIT),
+    deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
+    deliveryHostMap: hostMap,
+    extraCaPem,
+    shutdownTimeoutMs: Number(e.SHUTDOWN_TIMEOUT_MS),
+  };
+}
+
+// Config is read once at start-up, before any server runs, so a synchronous read is fine here.
+const defaultReadFile = (path: string): string => readFileSync(path, 'utf8');
+
+export const isMemoryDataDir = (dir: string): boolean => dir === 'memory://' || dir.startsWith('memory://');

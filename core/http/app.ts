@@ -1,0 +1,132 @@
+import { openapi } from '@elysiajs/openapi';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import { Elysia, type ElysiaAdapter } from 'elysia';
+import { ServiceError } from '../errors.ts';
+import { uuidv7 } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import { checkDeclaredLength, parseBody } from './body.ts';
+import { parseConsistency } from './consistency.ts';
+import { errorEnvelope } from './envelope.ts';
+import type { HeaderNames } from './headers.ts';
+import { formatIssues } from './validation.ts';
+
+export interface HttpAppOptions {
+  log: Logger;
+  names: HeaderNames;
+  bodyLimit: number;
+  version: string;
+  adapter?: ElysiaAdapter;
+}
+
+interface RequestInfo {
+  id: string;
+  start: number;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type StandardValidator = {
+  '~standard': {
+    validate(v: unknown): { issues?: readonly { message: string; path?: readonly PropertyKey[] }[] };
+  };
+};
+
+/** Turns any thrown value into the envelope, with the status it deserves. */
+function toEnvelope(
+  code: string | number,
+  error: unknown,
+  request: Request,
+): { status: number; body: ReturnType<typeof errorEnvelope>; headers?: Record<string, string> } {
+  if (error instanceof ServiceError)
+    return { status: error.status, body: errorEnvelope(error.status, error.message), headers: error.headers };
+  const url = new URL(request.url);
+  if (code === 'NOT_FOUND')
+    return { status: 404, body: errorEnvelope(404, `no route for ${request.method} ${url.pathname}`) };
+  if (code === 'PARSE')
+    return { status: 400, body: errorEnvelope(400, 'request body could not be parsed for its content-type') };
+  if (code === 'VALIDATION') {
+    const e = error as { type?: string; validator?: unknown; value?: unknown; message?: string };
+    const on = e.type ?? 'request';
+    const v = e.validator as StandardValidator | { schema?: StandardValidator } | undefined;
+    const standard = v && ('~standard' in v ? v : v.schema && '~standard' in v.schema ? v.schema : undefined);
+    const issues = standard?.['~standard'].validate(e.value).issues;
+    const message = issues?.length ? formatIssues(on, issues) : `${on}: ${e.message ?? 'invalid'}`;
+    return { status: 400, body: errorEnvelope(400, message) };
+  }
+  if (code === 'INVALID_COOKIE_SIGNATURE' || code === 'INVALID_FILE_TYPE') {
+    return { status: 400, body: errorEnvelope(400, String((error as Error).message)) };
+  }
+  return { status: 500, body: errorEnvelope(500, 'internal error') };
+}
+
+/**
+ * The root Elysia app with the conventions of API.md: request ids, JSON logs, the body limit, the
+ * envelope for every error (400 on validation, never 422), a JSON 404, consistency headers checked on
+ * every state-changing request, and the OpenAPI document at /openapi.json with a UI at /docs.
+ */
+export function createHttpApp(options: HttpAppOptions) {
+  const { log, names, bodyLimit } = options;
+  const info = new WeakMap<Request, RequestInfo>();
+  return new Elysia({
+    ...(options.adapter ? { adapter: options.adapter } : {}),
+    serve: { maxRequestBodySize: bodyLimit + 1 },
+  })
+    .use(
+      openapi({
+        path: '/docs',
+        specPath: '/openapi.json',
+        mapJsonSchema: { valibot: toJsonSchema },
+        documentation: {
+          info: {
+            title: 'Identity service',
+            version: options.version,
+            description: 'Webhooks, events, tokens, SSO credentials, attributes and OAuth 2.0.',
+          },
+          components: {
+            securitySchemes: {
+              orgId: { type: 'apiKey', in: 'header', name: names.orgId },
+              apiKey: { type: 'apiKey', in: 'header', name: names.apiKey },
+            },
+          },
+        },
+        exclude: { paths: ['/docs', '/openapi.json'] },
+      }),
+    )
+    .onRequest(({ request, set }) => {
+      const given = request.headers.get('x-request-id');
+      const id = given && REQUEST_ID_RE.test(given) ? given : uuidv7();
+      info.set(request, { id, start: performance.now() });
+      set.headers['x-request-id'] = id;
+      checkDeclaredLength(request, bodyLimit);
+      if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
+    })
+    .onParse(({ request, contentType }) => parseBody(request, contentType, bodyLimit))
+    .onError(({ code, error, request, set }) => {
+      const { status, body, headers } = toEnvelope(code, error, request);
+      const req = info.get(request);
+      if (status >= 500)
+        log.error('request failed', {
+          err: error,
+          request_id: req?.id,
+          method: request.method,
+          path: new URL(request.url).pathname,
+        });
+      set.status = status;
+      if (req) set.headers['x-request-id'] = req.id;
+      if (headers) Object.assign(set.headers, headers);
+      set.headers['content-type'] = 'application/json';
+      return body;
+    })
+    .onAfterResponse(({ request, set }) => {
+      const req = info.get(request);
+      if (!req || log.level === 'silent') return;
+      log.info('request', {
+        request_id: req.id,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: typeof set.status === 'number' ? set.status : 200,
+        ms: Math.round((performance.now() - req.start) * 100) / 100,
+      });
+    });
+}

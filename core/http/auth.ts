@@ -1,0 +1,69 @@
+import { Elysia } from 'elysia';
+import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import type { OrganizationStore } from '../organizations/store.ts';
+import type { HeaderNames } from './headers.ts';
+
+export interface OrgAuthDeps {
+  orgs: OrganizationStore;
+  names: HeaderNames;
+  /** Distinguishes the services of one process (tests make many). */
+  seed: string;
+}
+
+function orgIdOf(headers: Headers, names: HeaderNames): string {
+  const orgId = headers.get(names.orgId);
+  if (orgId === null || orgId.trim() === '')
+    throw badRequest(CoreErrors.MISSING_ORG_ID, `header ${names.orgId} is required`);
+  if (!isUuid(orgId.trim()))
+    throw badRequest(
+      CoreErrors.MISSING_ORG_ID,
+      `header ${names.orgId} must be an organization ID (a UUID); got ${JSON.stringify(orgId)}`,
+    );
+  return orgId.trim().toLowerCase();
+}
+
+/**
+ * The organization guard, as Elysia macros:
+ * - `apiKey: true`: `Service-OrgID` and a `Service-API-Key` of that organization (401 missing or bad
+ *   key, 403 a key of another organization); the handler receives `org.id`.
+ * - `orgOnly: true`: `Service-OrgID` of an existing organization, no key (public endpoints such as JWKS).
+ */
+export function orgAuth(deps: OrgAuthDeps) {
+  const { orgs, names } = deps;
+  return new Elysia({ name: 'org-auth', seed: deps.seed }).macro({
+    apiKey: {
+      async resolve({ request }) {
+        const orgId = orgIdOf(request.headers, names);
+        const key = request.headers.get(names.apiKey);
+        if (key === null || key === '')
+          throw new ServiceError(401, CoreErrors.MISSING_API_KEY, `header ${names.apiKey} is required`);
+        const check = await orgs.checkKey(key.trim());
+        if (!check.ok)
+          throw new ServiceError(
+            401,
+            CoreErrors.INVALID_API_KEY,
+            `the ${names.apiKey} is not a valid API key`,
+          );
+        if (check.orgId !== orgId) {
+          throw new ServiceError(
+            403,
+            CoreErrors.WRONG_ORGANIZATION,
+            `the ${names.apiKey} does not belong to organization ${orgId}`,
+          );
+        }
+        return { org: { id: orgId } };
+      },
+    },
+    orgOnly: {
+      async resolve({ request }) {
+        const orgId = orgIdOf(request.headers, names);
+        if (!(await orgs.get(orgId)))
+          throw new ServiceError(404, 'ORGANIZATION_NOT_FOUND', `no organization ${orgId}`);
+        return { org: { id: orgId } };
+      },
+    },
+  });
+}
+
+export type OrgAuth = ReturnType<typeof orgAuth>;

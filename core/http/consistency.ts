@@ -1,0 +1,67 @@
+import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
+import type { HeaderNames } from './headers.ts';
+
+export type ConsistencyLevel = 'local_region' | 'all_regions';
+
+export interface Consistency {
+  level: ConsistencyLevel;
+  timeoutMs: number;
+}
+
+export const DEFAULT_CONSISTENCY: Consistency = { level: 'local_region', timeoutMs: 30_000 };
+
+/**
+ * Reads the consistency headers; 400 for a value outside the rules. With one region, `all_regions`
+ * waits for exactly what `local_region` does: the commit on the shared primary.
+ */
+export function parseConsistency(headers: Headers, names: HeaderNames): Consistency {
+  const level = headers.get(names.consistency);
+  const timeout = headers.get(names.consistencyTimeout);
+  if (level !== null && level !== 'local_region' && level !== 'all_regions') {
+    throw badRequest(
+      CoreErrors.INVALID_CONSISTENCY,
+      `header ${names.consistency} must be local_region or all_regions (got ${JSON.stringify(level)})`,
+    );
+  }
+  let timeoutMs = DEFAULT_CONSISTENCY.timeoutMs;
+  if (timeout !== null) {
+    const t = timeout.trim();
+    if (!/^\d{1,3}$/.test(t) || Number(t) < 1 || Number(t) > 120) {
+      throw badRequest(
+        CoreErrors.INVALID_CONSISTENCY,
+        `header ${names.consistencyTimeout} must be an integer number of seconds from 1 to 120 (got ${JSON.stringify(timeout)})`,
+      );
+    }
+    timeoutMs = Number(t) * 1000;
+  }
+  return { level: (level as ConsistencyLevel | null) ?? DEFAULT_CONSISTENCY.level, timeoutMs };
+}
+
+/**
+ * Runs a write that must be durable and visible to every replica before the response. Past the
+ * timeout the caller gets 408 while the write goes on and may still land.
+ */
+export async function withConsistency<T>(consistency: Consistency, write: () => Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const work = write();
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new ServiceError(
+            408,
+            CoreErrors.CONSISTENCY_TIMEOUT,
+            `the write did not reach ${consistency.level} consistency within ${consistency.timeoutMs / 1000} s; it may still be applied`,
+          ),
+        ),
+      consistency.timeoutMs,
+    );
+  });
+  // The write continues after a timeout; its eventual failure must not become an unhandled rejection.
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,43 @@
+import * as v from 'valibot';
+import { badRequest, CoreErrors } from '../errors.ts';
+
+interface IssueLike {
+  message: string;
+  path?: ReadonlyArray<unknown> | undefined;
+}
+
+const keyOf = (seg: unknown): unknown =>
+  typeof seg === 'object' && seg !== null && 'key' in seg ? (seg as { key: unknown }).key : seg;
+
+/** `body.custom_headers.X-Foo[0]` from a standard-schema issue path. */
+export function pathOf(on: string, path: IssueLike['path']): string {
+  let out = on;
+  for (const seg of path ?? []) {
+    const key = keyOf(seg);
+    out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** One line per problem: where, and the rule it broke. */
+export function formatIssues(on: string, issues: readonly IssueLike[]): string {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const line = `${pathOf(on, issue.path)}: ${issue.message}`;
+    if (!seen.has(line)) lines.push(line);
+    seen.add(line);
+  }
+  return lines.join('; ');
+}
+
+/** Parses a value with a valibot schema, throwing a 400 ServiceError that names each field and rule. */
+export function parseOrThrow<S extends v.GenericSchema>(
+  schema: S,
+  value: unknown,
+  on: string,
+): v.InferOutput<S> {
+  const result = v.safeParse(schema, value);
+  if (!result.success) throw badRequest(CoreErrors.VALIDATION, formatIssues(on, result.issues));
+  return result.output;
+}

@@ -1,0 +1,50 @@
+/** UUID v7 (RFC 9562): 48-bit Unix milliseconds, then random bits; time-ordered, so index-friendly. */
+export function uuidv7(nowMs: number = Date.now()): string {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  let ms = Math.floor(nowMs);
+  for (let i = 5; i >= 0; i--) {
+    b[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string): boolean => UUID_RE.test(s);
+
+export function base64url(bytes: Uint8Array): string {
+  let s = '';
+  for (const x of bytes) s += String.fromCharCode(x);
+  return btoa(s).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+export function fromBase64url(s: string): Uint8Array<ArrayBuffer> {
+  const b = atob(s.replaceAll('-', '+').replaceAll('_', '/'));
+  return Uint8Array.from(b, (c) => c.charCodeAt(0));
+}
+
+/** A 256-bit random secret, base64url, behind a short prefix that secret scanners can recognise. */
+export function randomSecret(prefix: string): string {
+  const b = new Uint8Array(32);
+  crypto.getRandomValues(b);
+  return `${prefix}${base64url(b)}`;
+}
+
+export async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+}
+
+export const toHex = (b: Uint8Array): string =>
+  Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+
+/** Compares two byte strings in time that depends only on their length. */
+export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}

@@ -1,0 +1,27 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Config, isMemoryDataDir } from './config.ts';
+import type { Logger } from './log.ts';
+
+/**
+ * MASTER_KEY entries from the configuration; outside production, when none is set, a key generated
+ * once into DATA_DIR/master.key (or kept in memory for an in-memory database), with a warning.
+ */
+export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
+  if (config.masterKey) return config.masterKey;
+  if (config.env === 'production') throw new Error('MASTER_KEY is required when NODE_ENV=production');
+  const fresh = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+  if (isMemoryDataDir(config.dataDir)) {
+    log.warn('MASTER_KEY is not set: using a throw-away key for this in-memory database');
+    return [fresh()];
+  }
+  const file = join(config.dataDir, 'master.key');
+  if (existsSync(file)) return [readFileSync(file, 'utf8').trim()];
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(file, `${fresh()}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  log.warn('MASTER_KEY is not set: generated one into DATA_DIR/master.key; set MASTER_KEY in production', {
+    file,
+  });
+  return [readFileSync(file, 'utf8').trim()];
+}

@@ -1,0 +1,36 @@
+import type { JWTPayload } from 'jose';
+
+/** A public verification key as published in a JWKS. */
+export interface PublicJwk {
+  kty: 'EC';
+  crv: 'P-256';
+  alg: 'ES256';
+  use: 'sig';
+  key_ops: ['verify'];
+  kid: string;
+  x: string;
+  y: string;
+}
+
+export interface Jwks {
+  keys: PublicJwk[];
+}
+
+export interface SignOptions {
+  /** JOSE `typ` header. @default 'JWT' */
+  typ?: string;
+}
+
+/**
+ * The Signer port: ES256 per organization. The JWKS carries the current key and, for a grace period
+ * after a rotation, the previous ones, so tokens signed just before a rotation still verify.
+ */
+export interface Signer {
+  /** Signs the claims with the organization's current key (created on first use); header carries `kid`. */
+  sign(orgId: string, claims: JWTPayload, options?: SignOptions): Promise<string>;
+  jwks(orgId: string): Promise<Jwks>;
+  /** Makes a new current key; the previous one stays in the JWKS for the grace period. */
+  rotate(orgId: string): Promise<{ kid: string }>;
+  /** Verifies a compact JWS against the organization's JWKS; throws jose errors on failure. */
+  verify(orgId: string, jwt: string): Promise<JWTPayload>;
+}

@@ -1,0 +1,88 @@
+import { join } from 'node:path';
+import { systemClock } from '../adapters/clock/system.ts';
+import { createFetchDelivery } from '../adapters/fetch-delivery/index.ts';
+import { migrations as localKeysMigrations } from '../adapters/local-keys/migrations/index.ts';
+import { createAesGcmSecretBox, parseMasterKeys } from '../adapters/local-keys/secret-box.ts';
+import { createLocalKeysSigner } from '../adapters/local-keys/signer.ts';
+import { createJetStreamBus, natsOutboxMigrations } from '../adapters/nats/index.ts';
+import { createPgQueueBus, pgQueueMigrations } from '../adapters/pg-queue/index.ts';
+import { createPgliteStorage } from '../adapters/pglite/index.ts';
+import { acquireDataDirLock } from '../adapters/pglite/lock.ts';
+import { createPostgresStorage } from '../adapters/postgres/index.ts';
+import { type Config, isMemoryDataDir } from '../core/config.ts';
+import type { Logger } from '../core/log.ts';
+import { resolveMasterKeyEntries } from '../core/master-key.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Storage } from '../core/ports/storage.ts';
+import type { Ports } from '../core/service.ts';
+
+export interface PortOverrides {
+  /** Use this storage instead of the configured one (tests pass a pre-initialised PGlite). */
+  storage?: Storage;
+  clock?: Clock;
+  /** Who holds the embedded database lock: shown to a second process that finds it taken. */
+  purpose?: string;
+}
+
+/** Binds each port to the adapter the configuration selects. */
+export async function createPorts(
+  config: Config,
+  log: Logger,
+  overrides: PortOverrides = {},
+): Promise<Ports> {
+  const clock = overrides.clock ?? systemClock;
+  const releases: Array<() => Promise<void> | void> = [];
+  let storage = overrides.storage;
+  if (!storage) {
+    if (config.databaseUrl) {
+      storage = await createPostgresStorage({
+        url: config.databaseUrl,
+        ...(config.databaseSchema ? { schema: config.databaseSchema } : {}),
+      });
+    } else if (isMemoryDataDir(config.dataDir)) {
+      storage = await createPgliteStorage();
+    } else {
+      const lock = acquireDataDirLock(config.dataDir, {
+        purpose: overrides.purpose ?? 'server',
+        port: config.port,
+      });
+      releases.push(lock.release);
+      try {
+        storage = await createPgliteStorage({ dataDir: join(config.dataDir, 'pglite') });
+      } catch (e) {
+        lock.release();
+        throw e;
+      }
+    }
+  }
+  const secrets = await createAesGcmSecretBox(await parseMasterKeys(resolveMasterKeyEntries(config, log)));
+  const signer = createLocalKeysSigner({ storage, secrets, clock });
+  const busLog = log.child({ component: 'bus' });
+  const bus = config.natsUrls
+    ? await createJetStreamBus({
+        servers: config.natsUrls,
+        streamPrefix: config.natsStreamPrefix,
+        storage,
+        clock,
+        log: busLog,
+      })
+    : createPgQueueBus({ storage, clock, log: busLog });
+  const delivery = createFetchDelivery({
+    allowPrivate: config.deliveryAllowPrivate,
+    hostMap: config.deliveryHostMap,
+    extraCaPem: config.extraCaPem,
+    log: log.child({ component: 'delivery' }),
+  });
+  return {
+    storage,
+    bus,
+    signer,
+    secrets,
+    delivery,
+    clock,
+    migrations: [localKeysMigrations, config.natsUrls ? natsOutboxMigrations : pgQueueMigrations],
+    release: async () => {
+      for (const r of releases) await r();
+    },
+  };
+}
