@@ -26,7 +26,7 @@ let base: Promise<Blob> | undefined;
  * A dump of a freshly initialised and fully migrated PGlite, made once and kept in .cache/: initdb is
  * slow on small machines, loading a dump is not.
  */
-function baseDataDir(): Promise<Blob> {
+export function baseDataDir(): Promise<Blob> {
   base ??= (async () => {
     const sets = allMigrationSets();
     const file = join(CACHE, `pglite-base-${await hashOf(sets)}.tar.gz`);

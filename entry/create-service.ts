@@ -1,0 +1,47 @@
+import type { ElysiaAdapter } from 'elysia';
+import type { Config } from '../core/config.ts';
+import { createLogger, type Logger } from '../core/log.ts';
+import type { ServiceDefinition } from '../core/plugin.ts';
+import { composeService, type Service } from '../core/service.ts';
+import serviceDefinition from '../service.config.ts';
+import { createPorts, type PortOverrides } from './ports.ts';
+import { VERSION } from './version.ts';
+
+export interface CreateServiceOptions {
+  log?: Logger;
+  /** The plugins to compose. @default service.config.ts */
+  definition?: ServiceDefinition;
+  overrides?: PortOverrides;
+  /** Elysia's runtime adapter (Node); Bun and Deno use the web-standard default. */
+  adapter?: ElysiaAdapter;
+}
+
+/**
+ * Binds the ports to the adapters the configuration selects and composes the enabled plugins into one
+ * Elysia app. Call `start()` to run workers and `stop()` to shut everything down.
+ *
+ * @example
+ * const service = await createService(loadConfig(process.env));
+ * await service.start();
+ * service.app.listen(3000);
+ */
+export async function createService(config: Config, options: CreateServiceOptions = {}): Promise<Service> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const ports = await createPorts(config, log, options.overrides);
+  try {
+    return await composeService({
+      config,
+      log,
+      ports,
+      definition: options.definition ?? serviceDefinition,
+      version: VERSION,
+      ...(options.adapter ? { adapter: options.adapter } : {}),
+    });
+  } catch (e) {
+    await ports.bus.close().catch(() => {});
+    await ports.delivery.close().catch(() => {});
+    await ports.storage.close().catch(() => {});
+    await ports.release?.();
+    throw e;
+  }
+}

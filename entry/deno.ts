@@ -1,0 +1,19 @@
+/** The server on Deno: `deno run -A entry/deno.ts`. */
+import { serve } from './serve.ts';
+
+declare const Deno: {
+  serve(
+    options: { port: number; hostname: string; onListen?: (addr: { port: number }) => void },
+    handler: (request: Request) => Response | Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
+};
+
+await serve('deno', {
+  async listen(service, config) {
+    const app = service.app;
+    const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, (request) =>
+      app.fetch(request),
+    );
+    return { port: server.addr.port, close: () => server.shutdown() };
+  },
+});

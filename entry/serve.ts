@@ -1,0 +1,84 @@
+import type { ElysiaAdapter } from 'elysia';
+import { DataDirLockedError } from '../adapters/pglite/lock.ts';
+import { type Config, ConfigError, loadConfig } from '../core/config.ts';
+import { createLogger, type Logger } from '../core/log.ts';
+import { StorageError } from '../core/ports/storage.ts';
+import type { Service } from '../core/service.ts';
+import { createService } from './create-service.ts';
+import { ensureDevOrganization } from './dev-organization.ts';
+
+export type Runtime = 'bun' | 'node' | 'deno';
+
+/** What a runtime entry provides: how to listen, and how to stop listening once requests in flight end. */
+export interface Listener {
+  listen(service: Service, config: Config): Promise<{ port: number; close(): Promise<void> }>;
+  adapter?: ElysiaAdapter;
+}
+
+const fail = (message: string): never => {
+  console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: message }));
+  process.exit(1);
+};
+
+/**
+ * Starts the service on a runtime: reads the configuration once, composes the service, creates the
+ * development organization on a fresh embedded database, starts workers, listens, and shuts down
+ * gracefully on SIGINT or SIGTERM (stop accepting, finish requests in flight, stop consumers, close).
+ */
+export async function serve(runtime: Runtime, listener: Listener): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    return fail(e instanceof ConfigError ? e.message : String(e));
+  }
+  const log: Logger = createLogger(config.logLevel, { runtime });
+  let service: Service;
+  try {
+    service = await createService(config, {
+      log,
+      ...(listener.adapter ? { adapter: listener.adapter } : {}),
+    });
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof DataDirLockedError || e instanceof StorageError)
+      return fail(e.message);
+    log.error('start-up failed', { err: e });
+    return fail(`start-up failed: ${(e as Error).message}`);
+  }
+  await ensureDevOrganization(service, config, log);
+  await service.start();
+  const server = await listener.listen(service, config);
+  log.info('listening', {
+    url: `http://${config.host}:${server.port}`,
+    public_base_url: config.publicBaseUrl,
+    storage: service.ctx.storage.kind,
+    bus: service.ctx.bus.kind,
+    plugins: service.plugins,
+  });
+
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) {
+      log.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    shuttingDown = true;
+    log.info('shutting down', { signal });
+    const force = setTimeout(() => {
+      log.error('shutdown took too long; exiting', { timeout_ms: config.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    try {
+      await server.close();
+      await service.stop();
+    } catch (err) {
+      log.error('shutdown failed', { err });
+      process.exit(1);
+    }
+    clearTimeout(force);
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}

@@ -1,0 +1,142 @@
+/**
+ * The admin CLI. Reads the same configuration as the server (DATA_DIR or DATABASE_URL, MASTER_KEY, ...).
+ *
+ *   npm run cli -- org create --name Acme            {"organization_id","api_key"}
+ *   npm run cli -- org list
+ *   npm run cli -- org api-key rotate --org <id> [--grace <seconds>]
+ *   npm run cli -- keys rotate --org <id>            new signing key; the old one stays in the JWKS
+ *   npm run cli -- migrate                           apply pending migrations and exit
+ */
+import { parseArgs } from 'node:util';
+import { DataDirLockedError } from '../adapters/pglite/lock.ts';
+import { ConfigError, loadConfig } from '../core/config.ts';
+import { isUuid } from '../core/ids.ts';
+import { createLogger } from '../core/log.ts';
+import { StorageError } from '../core/ports/storage.ts';
+import type { Service } from '../core/service.ts';
+import { createService } from '../entry/create-service.ts';
+
+const USAGE = `usage: npm run cli -- <command>
+  org create --name <name>
+  org list
+  org api-key rotate --org <organization_id> [--grace <seconds>]
+  keys rotate --org <organization_id>
+  migrate`;
+
+class UsageError extends Error {}
+
+const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+function requireOrg(org: string | undefined): string {
+  if (!org) throw new UsageError('--org <organization_id> is required');
+  if (!isUuid(org))
+    throw new UsageError(`--org must be an organization ID (a UUID); got ${JSON.stringify(org)}`);
+  return org.toLowerCase();
+}
+
+async function run(
+  service: Service,
+  words: string[],
+  flags: { name?: string; org?: string; grace?: string },
+) {
+  const { orgs, signer } = service.ctx;
+  const command = words.join(' ');
+  switch (command) {
+    case 'org create': {
+      const name = flags.name?.trim();
+      if (!name) throw new UsageError('--name <name> is required');
+      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      const { organization, apiKey } = await orgs.create(name);
+      return out({ organization_id: organization.id, api_key: apiKey });
+    }
+    case 'org list':
+      return out(
+        (await orgs.list()).map((o) => ({
+          organization_id: o.id,
+          name: o.name,
+          created_at: o.createdAt.toISOString(),
+        })),
+      );
+    case 'org api-key rotate': {
+      const orgId = requireOrg(flags.org);
+      const grace = flags.grace === undefined ? 0 : Number(flags.grace);
+      if (!Number.isInteger(grace) || grace < 0 || grace > 30 * 24 * 3600)
+        throw new UsageError('--grace must be whole seconds from 0 to 2592000');
+      if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
+      const { apiKey } = await orgs.rotateKey(orgId, grace);
+      return out({ organization_id: orgId, api_key: apiKey, previous_keys_expire_in_seconds: grace });
+    }
+    case 'keys rotate': {
+      const orgId = requireOrg(flags.org);
+      if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
+      return out({ organization_id: orgId, ...(await signer.rotate(orgId)) });
+    }
+    case 'migrate':
+      return out({ migrated: true });
+    default:
+      throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
+  }
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<
+    typeof parseArgs<{
+      options: {
+        name: { type: 'string' };
+        org: { type: 'string' };
+        grace: { type: 'string' };
+        help: { type: 'boolean' };
+      };
+      allowPositionals: true;
+    }>
+  >;
+  try {
+    parsed = parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        name: { type: 'string' },
+        org: { type: 'string' },
+        grace: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      allowPositionals: true,
+    });
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.values.help || parsed.positionals.length === 0) {
+    console.error(USAGE);
+    return parsed.values.help ? 0 : 2;
+  }
+  let service: Service | undefined;
+  try {
+    const config = loadConfig(process.env);
+    // Logs go to standard error: standard output carries only the command's JSON.
+    const log = createLogger(config.logLevel === 'debug' ? 'debug' : 'warn', { component: 'cli' }, (line) =>
+      console.error(line),
+    );
+    service = await createService(config, { log, overrides: { purpose: 'admin CLI' } });
+    await run(service, parsed.positionals, parsed.values);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`${e.message}\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof DataDirLockedError) {
+      console.error(`${e.message}\nStop the server (Ctrl-C), run this command, then start the server again.`);
+      return 3;
+    }
+    if (e instanceof ConfigError || e instanceof StorageError) {
+      console.error(e.message);
+      return 1;
+    }
+    console.error(`failed: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await service?.stop();
+  }
+}
+
+process.exit(await main());

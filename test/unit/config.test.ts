@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'bun:test';
+import { ConfigError, loadConfig } from '../../core/config.ts';
+
+const problemsOf = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems.join('\n');
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('configuration', () => {
+  it('has defaults that start a development server on the embedded database', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      env: 'development',
+      port: 3000,
+      host: '127.0.0.1',
+      publicBaseUrl: 'http://localhost:3000',
+      dataDir: './data',
+      databaseUrl: undefined,
+      natsUrls: undefined,
+      masterKey: undefined,
+      headerPrefix: 'Service',
+      plugins: undefined,
+      logLevel: 'info',
+      bodyLimit: 1048576,
+      deliveryAllowPrivate: [],
+    });
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      PUBLIC_BASE_URL: 'https://id.example.com/',
+      DATA_DIR: '/var/lib/ids',
+      DATABASE_URL: 'postgres://u:p@db:5432/ids',
+      NATS_URL: 'nats://a:4222, nats://b:4222',
+      MASTER_KEY: `new:${btoa('n'.repeat(32))},${btoa('o'.repeat(32))}`,
+      HEADER_PREFIX: 'SlashID',
+      PLUGINS: 'webhooks, attributes',
+      LOG_LEVEL: 'warn',
+      DELIVERY_ALLOW_PRIVATE: '127.0.0.0/8,::1/128',
+      DELIVERY_HOST_MAP: 'hooks.test=127.0.0.1',
+    });
+    expect(c.publicBaseUrl).toBe('https://id.example.com');
+    expect(c.natsUrls).toEqual(['nats://a:4222', 'nats://b:4222']);
+    expect(c.masterKey).toHaveLength(2);
+    expect(c.plugins).toEqual(['webhooks', 'attributes']);
+    expect(c.deliveryAllowPrivate).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(c.deliveryHostMap).toEqual({ 'hooks.test': '127.0.0.1' });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be an integer from 0 to 65535 (got "eighty")'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ NATS_URL: 'http://x' }, 'NATS_URL must be a comma-separated list of nats:// URLs'],
+    [
+      { MASTER_KEY: 'short' },
+      'MASTER_KEY must be a comma-separated list of [kid:]base64 keys of 32 bytes each',
+    ],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of debug, info, warn, error, silent (got "loud")'],
+    [{ HEADER_PREFIX: 'Bad Prefix' }, 'HEADER_PREFIX must be letters, digits and -'],
+    [
+      { DELIVERY_ALLOW_PRIVATE: '10.0.0.0/33' },
+      'DELIVERY_ALLOW_PRIVATE must be a comma-separated list of CIDRs',
+    ],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL must be an http(s) URL'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, production or test'],
+    [{ NODE_EXTRA_CA_CERTS: '/nonexistent/ca.pem' }, 'NODE_EXTRA_CA_CERTS must name a readable PEM file'],
+  ])('stops start-up on a wrong value, naming the variable and the rule: %j', (env, message) => {
+    expect(problemsOf(env as Record<string, string>)).toContain(message);
+  });
+
+  it('requires MASTER_KEY and PUBLIC_BASE_URL in production', () => {
+    const p = problemsOf({ NODE_ENV: 'production' });
+    expect(p).toContain('MASTER_KEY is required when NODE_ENV=production');
+    expect(p).toContain('PUBLIC_BASE_URL is required when NODE_ENV=production');
+  });
+
+  it('reports every wrong variable at once', () => {
+    const p = problemsOf({ PORT: 'x', LOG_LEVEL: 'y' });
+    expect(p).toContain('PORT');
+    expect(p).toContain('LOG_LEVEL');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
+  });
+});
