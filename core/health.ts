@@ -10,7 +10,7 @@ const within = <T>(p: Promise<T>, ms: number) =>
 
 /** `/healthz`: the process answers. `/readyz`: storage and bus answer too (503 otherwise). */
 export const healthRoutes = (storage: Storage, bus: EventBus, isStopping: () => boolean) =>
-  new Elysia({ name: 'health', seed: storage })
+  new Elysia()
     .get('/healthz', () => ({ result: { status: 'ok' } }), {
       detail: { summary: 'Liveness', tags: ['Operations'] },
     })

@@ -4,6 +4,7 @@ import { migrate } from './db/migrate.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
 import { orgAuth } from './http/auth.ts';
+import { withBodyLimit } from './http/body.ts';
 import { headerNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import { migrations as coreMigrations } from './organizations/migrations/index.ts';
@@ -100,7 +101,6 @@ export async function composeService(options: ComposeOptions) {
   const app = createHttpApp({
     log,
     names: headers,
-    bodyLimit: config.bodyLimit,
     version: options.version ?? '0.0.0',
     adapter: options.adapter,
   })
@@ -118,6 +118,8 @@ export async function composeService(options: ComposeOptions) {
   const started: Worker[] = [];
   return {
     app,
+    /** The app's fetch handler behind the request body limit: what servers and tests should call. */
+    fetch: withBodyLimit((request) => app.handle(request), config.bodyLimit),
     ctx,
     plugins: enabled.map((p) => p.id),
     workers,

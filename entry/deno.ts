@@ -10,9 +10,9 @@ declare const Deno: {
 
 await serve('deno', {
   async listen(service, config) {
-    const app = service.app;
-    const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, (request) =>
-      app.fetch(request),
+    const server = Deno.serve(
+      { port: config.port, hostname: config.host, onListen: () => {} },
+      service.fetch,
     );
     return { port: server.addr.port, close: () => server.shutdown() };
   },

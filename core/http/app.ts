@@ -4,7 +4,6 @@ import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import { uuidv7 } from '../ids.ts';
 import type { Logger } from '../log.ts';
-import { checkDeclaredLength, parseBody } from './body.ts';
 import { parseConsistency } from './consistency.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
@@ -13,7 +12,6 @@ import { formatIssues } from './validation.ts';
 export interface HttpAppOptions {
   log: Logger;
   names: HeaderNames;
-  bodyLimit: number;
   version: string;
   adapter?: ElysiaAdapter;
 }
@@ -43,8 +41,20 @@ function toEnvelope(
   const url = new URL(request.url);
   if (code === 'NOT_FOUND')
     return { status: 404, body: errorEnvelope(404, `no route for ${request.method} ${url.pathname}`) };
-  if (code === 'PARSE')
-    return { status: 400, body: errorEnvelope(400, 'request body could not be parsed for its content-type') };
+  if (code === 'PARSE') {
+    // The body limit errors the request stream; the parser wraps that error.
+    const cause = (error as Error).cause;
+    if (cause instanceof ServiceError)
+      return { status: cause.status, body: errorEnvelope(cause.status, cause.message) };
+    const json = (request.headers.get('content-type') ?? '').includes('json');
+    return {
+      status: 400,
+      body: errorEnvelope(
+        400,
+        json ? 'request body is not valid JSON' : 'request body could not be parsed for its content-type',
+      ),
+    };
+  }
   if (code === 'VALIDATION') {
     const e = error as { type?: string; validator?: unknown; value?: unknown; message?: string };
     const on = e.type ?? 'request';
@@ -66,11 +76,10 @@ function toEnvelope(
  * every state-changing request, and the OpenAPI document at /openapi.json with a UI at /docs.
  */
 export function createHttpApp(options: HttpAppOptions) {
-  const { log, names, bodyLimit } = options;
+  const { log, names } = options;
   const info = new WeakMap<Request, RequestInfo>();
   return new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
-    serve: { maxRequestBodySize: bodyLimit + 1 },
   })
     .use(
       openapi({
@@ -98,10 +107,8 @@ export function createHttpApp(options: HttpAppOptions) {
       const id = given && REQUEST_ID_RE.test(given) ? given : uuidv7();
       info.set(request, { id, start: performance.now() });
       set.headers['x-request-id'] = id;
-      checkDeclaredLength(request, bodyLimit);
       if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
     })
-    .onParse(({ request, contentType }) => parseBody(request, contentType, bodyLimit))
     .onError(({ code, error, request, set }) => {
       const { status, body, headers } = toEnvelope(code, error, request);
       const req = info.get(request);

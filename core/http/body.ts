@@ -1,63 +1,40 @@
 import { CoreErrors, ServiceError } from '../errors.ts';
+import { errorEnvelope } from './envelope.ts';
 
 const tooLarge = (limit: number) =>
   new ServiceError(413, CoreErrors.BODY_TOO_LARGE, `request body is larger than the limit of ${limit} bytes`);
 
-/** Refuses early on a declared length above the limit. */
-export function checkDeclaredLength(request: Request, limit: number): void {
+/**
+ * Caps a request body at `limit` bytes, declared or streamed: a declared length above it is refused at
+ * once; a stream that passes it errors, and that error reaches the error handler as a 413.
+ */
+export function limitRequestBody(request: Request, limit: number): Request {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (!request.body || declared !== null) return request;
+  let seen = 0;
+  const counted = request.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) controller.error(tooLarge(limit));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Request(request, { body: counted, duplex: 'half' } as RequestInit);
 }
 
-/** Reads a request body as text, stopping (413) as soon as it passes the limit, declared or not. */
-export async function readBodyText(request: Request, limit: number): Promise<string> {
-  checkDeclaredLength(request, limit);
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(all);
-  } catch {
-    throw new ServiceError(400, CoreErrors.INVALID_JSON, 'request body is not valid UTF-8');
-  }
-}
-
-/** Parses JSON and form bodies with the size cap; other types are left to the framework. */
-export async function parseBody(request: Request, contentType: string, limit: number): Promise<unknown> {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json' || type.endsWith('+json')) {
-    const text = await readBodyText(request, limit);
-    if (text.trim() === '')
-      throw new ServiceError(400, CoreErrors.INVALID_JSON, 'request body is empty; a JSON value is required');
+/** Wraps a fetch handler with the body limit; the refusal is the usual envelope. */
+export function withBodyLimit(handle: (request: Request) => Promise<Response>, limit: number) {
+  return (request: Request): Promise<Response> => {
+    let limited: Request;
     try {
-      return JSON.parse(text);
+      limited = limitRequestBody(request, limit);
     } catch (e) {
-      throw new ServiceError(
-        400,
-        CoreErrors.INVALID_JSON,
-        `request body is not valid JSON: ${(e as Error).message}`,
-      );
+      const err = e as ServiceError;
+      return Promise.resolve(Response.json(errorEnvelope(err.status, err.message), { status: err.status }));
     }
-  }
-  if (type === 'application/x-www-form-urlencoded') {
-    return Object.fromEntries(new URLSearchParams(await readBodyText(request, limit)));
-  }
-  return undefined;
+    return handle(limited);
+  };
 }

@@ -21,7 +21,7 @@ export const toOrganizationJson = (o: Organization) => ({
 
 /** `GET /organizations`: the organization the API key belongs to. */
 export const organizationRoutes = (orgs: OrganizationStore, auth: OrgAuth) =>
-  new Elysia({ name: 'organizations-routes', seed: auth }).use(auth).get(
+  new Elysia().use(auth).get(
     '/organizations',
     async ({ org }) => {
       const found = await orgs.get(org.id);

@@ -1,0 +1,118 @@
+/**
+ * Starts the server on Bun, Node and Deno in turn (each on a fresh embedded database), runs the shared
+ * smoke body against it, and checks that SIGTERM stops it cleanly. `npm run test:runtimes`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { smoke } from '../test/runtimes/smoke.ts';
+
+const ROOT = join(import.meta.dir, '..');
+const BIN = join(ROOT, 'node_modules', '.bin');
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function buildForNode(): Promise<string> {
+  const out = join(ROOT, 'dist', 'node');
+  const build = Bun.spawnSync(
+    [
+      process.execPath,
+      'build',
+      join(ROOT, 'entry/node.ts'),
+      '--target=node',
+      '--packages=external',
+      `--outdir=${out}`,
+    ],
+    {
+      stdout: 'inherit',
+      stderr: 'inherit',
+    },
+  );
+  if (build.exitCode !== 0) throw new Error('bun build for Node failed');
+  return join(out, 'node.js');
+}
+
+const commands: Record<string, () => Promise<string[]>> = {
+  bun: async () => [process.execPath, join(ROOT, 'entry/bun.ts')],
+  node: async () => ['node', await buildForNode()],
+  deno: async () => [join(BIN, 'deno'), 'run', '-A', '--quiet', join(ROOT, 'entry/deno.ts')],
+};
+
+async function runOne(
+  runtime: string,
+): Promise<{ runtime: string; ok: boolean; detail: string; ms: number }> {
+  const started = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), `ids-${runtime}-`));
+  const port = await freePort();
+  const proc = Bun.spawn(await commands[runtime]!(), {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dir,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: '',
+      NATS_URL: '',
+    },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  let output = '';
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      output += decoder.decode(value);
+    }
+  };
+  const pumps = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
+  try {
+    const deadline = Date.now() + 90_000;
+    while (!/"msg":"listening"/.test(output)) {
+      if (proc.exitCode !== null || Date.now() > deadline)
+        throw new Error(`server did not start:\n${output}`);
+      await Bun.sleep(50);
+    }
+    const orgId = output.match(/Service-OrgID: (\S+)/)?.[1];
+    const apiKey = output.match(/Service-API-Key: (\S+)/)?.[1];
+    if (!orgId || !apiKey) throw new Error(`no development organization printed:\n${output}`);
+    const checks = await smoke({ baseUrl: `http://127.0.0.1:${port}`, orgId, apiKey });
+    proc.kill('SIGTERM');
+    const code = await Promise.race([proc.exited, Bun.sleep(15_000).then(() => 'timeout' as const)]);
+    if (code !== 0) throw new Error(`SIGTERM did not stop the server cleanly (exit ${code}):\n${output}`);
+    if (!/"msg":"stopped"/.test(output)) throw new Error(`no 'stopped' log after SIGTERM:\n${output}`);
+    return {
+      runtime,
+      ok: true,
+      detail: `${checks.join(', ')}, graceful stop`,
+      ms: performance.now() - started,
+    };
+  } catch (e) {
+    proc.kill('SIGKILL');
+    return { runtime, ok: false, detail: (e as Error).message, ms: performance.now() - started };
+  } finally {
+    await proc.exited;
+    await pumps.catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const wanted = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(commands);
+let failed = false;
+for (const runtime of wanted) {
+  const r = await runOne(runtime);
+  console.log(`${r.ok ? 'PASS' : 'FAIL'} ${r.runtime} (${(r.ms / 1000).toFixed(1)} s): ${r.detail}`);
+  failed ||= !r.ok;
+}
+process.exit(failed ? 1 : 0);

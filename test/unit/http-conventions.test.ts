@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import { probePlugin } from '../helpers/probe-plugin.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService({ definition: { plugins: [probePlugin()] } });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+describe('the organization guard', () => {
+  it('answers the organization of a valid key with the envelope', async () => {
+    const r = await t.call('GET', '/organizations');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      result: { id: t.org.id, org_name: 'Acme', tenant_name: 'Acme', created_at: expect.any(String) },
+    });
+  });
+
+  it('answers 401 without an API key, naming the header', async () => {
+    const r = await t.call('GET', '/organizations', { key: null });
+    expect(r.status).toBe(401);
+    expect(r.json).toEqual({ errors: [{ httpcode: 401, message: 'header Service-API-Key is required' }] });
+  });
+
+  it('answers 401 for a key that is not valid, however it is spelled', async () => {
+    for (const key of [
+      'nope',
+      `isk_${'0'.repeat(32)}${'A'.repeat(43)}`,
+      `${t.apiKey.slice(0, -1)}${t.apiKey.endsWith('A') ? 'B' : 'A'}`,
+    ]) {
+      const r = await t.call('GET', '/organizations', { key });
+      expect(r.status).toBe(401);
+      expect(r.json.errors[0].message).toContain('not a valid API key');
+    }
+  });
+
+  it("answers 403 for a key of another organization and never shows the other's data", async () => {
+    const other = await t.service.ctx.orgs.create('Other');
+    const r = await t.call('GET', '/organizations', { key: other.apiKey });
+    expect(r.status).toBe(403);
+    expect(r.text).not.toContain('Other');
+    expect(r.json.errors[0].httpcode).toBe(403);
+  });
+
+  it('answers 400 when the organization header is missing or not an ID', async () => {
+    expect((await t.call('GET', '/organizations', { orgId: null })).json).toEqual({
+      errors: [{ httpcode: 400, message: 'header Service-OrgID is required' }],
+    });
+    const r = await t.call('GET', '/organizations', { orgId: 'acme' });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain('must be an organization ID');
+  });
+
+  it('reads header names case-insensitively', async () => {
+    const res = await t.service.app.handle(
+      new Request('http://localhost/organizations', {
+        headers: { 'service-orgid': t.org.id, 'SERVICE-API-KEY': t.apiKey },
+      }),
+    );
+    expect(res.status).toBe(200);
+  });
+
+  it('stops accepting a key once rotated away', async () => {
+    const org = await t.service.ctx.orgs.create('Rotating');
+    const { apiKey: fresh } = await t.service.ctx.orgs.rotateKey(org.organization.id);
+    expect(
+      (await t.call('GET', '/organizations', { orgId: org.organization.id, key: org.apiKey })).status,
+    ).toBe(401);
+    expect((await t.call('GET', '/organizations', { orgId: org.organization.id, key: fresh })).status).toBe(
+      200,
+    );
+  });
+});
+
+describe('errors and the envelope', () => {
+  it('answers an unknown route with a JSON 404', async () => {
+    const r = await t.call('GET', '/no/such/route');
+    expect(r.status).toBe(404);
+    expect(r.headers.get('content-type')).toContain('application/json');
+    expect(r.json).toEqual({ errors: [{ httpcode: 404, message: 'no route for GET /no/such/route' }] });
+  });
+
+  it('answers validation failures with 400 (never 422), naming each field and rule', async () => {
+    const r = await t.call('POST', '/probe/items', { body: { name: '', count: 11.5 } });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain('body.name: must not be empty');
+    expect(r.json.errors[0].message).toContain('body.count: must be an integer');
+    expect(r.json.errors[0].message).toContain('body.count: must be at most 10');
+  });
+
+  it('names a missing required field', async () => {
+    const r = await t.call('POST', '/probe/items', { body: {} });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain('body.name');
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const r = await t.call('POST', '/probe/items', {
+      raw: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain('request body is not valid JSON');
+  });
+
+  it('answers a body over the limit with 413, declared or streamed', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
+    const r = await t.call('POST', '/probe/items', {
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(r.status).toBe(413);
+    expect(r.json.errors[0].message).toBe('request body is larger than the limit of 1048576 bytes');
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const res = await t.service.fetch(
+      new Request('http://localhost/probe/items', {
+        method: 'POST',
+        body: stream,
+        headers: {
+          'content-type': 'application/json',
+          'Service-OrgID': t.org.id,
+          'Service-API-Key': t.apiKey,
+        },
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(res.status).toBe(413);
+  });
+
+  it('gives every response a request id, echoing a sane one', async () => {
+    const mine = await t.call('GET', '/organizations', { headers: { 'x-request-id': 'abc-123' } });
+    expect(mine.headers.get('x-request-id')).toBe('abc-123');
+    const generated = await t.call('GET', '/nowhere');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const hostile = await t.call('GET', '/organizations', { headers: { 'x-request-id': 'a b\u00e9' } });
+    expect(hostile.headers.get('x-request-id')).not.toBe('a b\u00e9');
+  });
+});
+
+describe('consistency headers', () => {
+  it('accepts both levels and a timeout of 1 to 120 seconds', async () => {
+    for (const [level, timeout] of [
+      ['local_region', '1'],
+      ['all_regions', '120'],
+    ]) {
+      const r = await t.call('POST', '/probe/items', {
+        body: { name: `ok-${level}` },
+        headers: { 'Service-Required-Consistency': level!, 'Service-Required-Consistency-Timeout': timeout! },
+      });
+      expect(r.status).toBe(201);
+    }
+  });
+
+  it.each([
+    [
+      'Service-Required-Consistency',
+      'everywhere',
+      'header Service-Required-Consistency must be local_region or all_regions',
+    ],
+    ['Service-Required-Consistency-Timeout', '0', 'must be an integer number of seconds from 1 to 120'],
+    ['Service-Required-Consistency-Timeout', '121', 'must be an integer number of seconds from 1 to 120'],
+    ['Service-Required-Consistency-Timeout', '2.5', 'must be an integer number of seconds from 1 to 120'],
+    ['Service-Required-Consistency-Timeout', 'soon', 'must be an integer number of seconds from 1 to 120'],
+  ])('answers 400 for %s: %s', async (header, value, message) => {
+    const r = await t.call('POST', '/probe/items', {
+      body: { name: `bad-${value}` },
+      headers: { [header]: value },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain(message);
+    const stored = await t.call('GET', `/probe/items/bad-${value}`);
+    expect(stored.json.result).toBeNull();
+  });
+
+  it('answers 408 past the timeout, and the write may still land', async () => {
+    const started = Date.now();
+    const r = await t.call('POST', '/probe/items', {
+      body: { name: 'slow', slow_ms: 1800 },
+      headers: { 'Service-Required-Consistency-Timeout': '1' },
+    });
+    expect(r.status).toBe(408);
+    expect(Date.now() - started).toBeLessThan(1700);
+    expect(r.json.errors[0].message).toContain('may still be applied');
+    const until = Date.now() + 5000;
+    let landed = false;
+    while (!landed && Date.now() < until) {
+      const rows = await t.service.ctx.storage.query(sql`select 1 from probe_items where name = 'slow'`);
+      landed = rows.length === 1;
+      if (!landed) await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(landed).toBe(true);
+  });
+});
+
+describe('operations endpoints', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await t.call('GET', '/healthz')).json).toEqual({ result: { status: 'ok' } });
+    const ready = await t.call('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.result.checks).toEqual({ storage: 'ok', bus: 'ok' });
+  });
+
+  it('serves an OpenAPI 3.1 document generated from the routes, and a docs page', async () => {
+    const doc = await t.call('GET', '/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.json.openapi).toStartWith('3.1');
+    expect(Object.keys(doc.json.paths)).toEqual(
+      expect.arrayContaining(['/organizations', '/probe/items', '/healthz', '/readyz']),
+    );
+    const body = doc.json.paths['/probe/items'].post.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['name']);
+    expect(body.properties.name.maxLength).toBe(20);
+    const docs = await t.call('GET', '/docs');
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain('"url":"openapi.json"');
+  });
+});
