@@ -1,15 +1,176 @@
-// Placeholder replaced by the fetch-delivery adapter work.
 import type { Logger } from '../../core/log.ts';
-import type { HttpDelivery } from '../../core/ports/http-delivery.ts';
+import type { DeliveryRequest, DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
+import { classifyError, DeliveryFailure } from './errors.ts';
+import { resolveAndVet } from './resolve.ts';
+import { detectRuntime, type Runtime } from './runtime.ts';
+import { bareHost, createSsrfPolicy } from './ssrf.ts';
+import type { Transport, TransportOptions } from './transport.ts';
 
+export {
+  classifyAddress,
+  createSsrfPolicy,
+  isIpLiteralHost,
+  isLocalhostName,
+  isPublicAddress,
+} from './ssrf.ts';
+
+/** Options of the fetch-delivery adapter. */
 export interface FetchDeliveryOptions {
+  /** CIDRs a delivery may reach although they are not public (DELIVERY_ALLOW_PRIVATE). Production: none. */
   allowPrivate: string[];
+  /** Static host-to-IP answers used instead of DNS (DELIVERY_HOST_MAP), e.g. `{ 'hooks.test': '127.0.0.1' }`. */
   hostMap: Record<string, string>;
+  /** PEM certificates trusted in addition to the runtime's roots (the text of NODE_EXTRA_CA_CERTS). */
   extraCaPem?: string | undefined;
   log: Logger;
+  /** Bytes of a response body to keep when a request does not say. @default 65536 */
   maxResponseBytes?: number;
+  /** The User-Agent sent unless the request's headers carry one. @default 'identity-service-webhooks/0.1' */
+  userAgent?: string;
+  /** The transport to use; tests and benchmarks pin one. @default the runtime's: fetch on Bun, undici elsewhere */
+  runtime?: Runtime;
 }
 
-export function createFetchDelivery(_options: FetchDeliveryOptions): HttpDelivery {
-  throw new Error('not implemented');
+/** Headers the transport owns: a caller's value would break framing or pinning, or is refused by undici. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
+
+/**
+ * The HttpDelivery adapter: HTTPS POSTs to customer URLs, each vetted and pinned. See the port for the
+ * promises; this never throws from `post`. Header fields that belong to the transport (Host,
+ * Content-Length, Connection, Transfer-Encoding and other hop-by-hop fields) are dropped from the caller's
+ * headers; `ok` reflects the status only, so a 2xx may come with errorKind 'response_too_large'.
+ *
+ * @example
+ * const delivery = createFetchDelivery({ allowPrivate: [], hostMap: {}, log });
+ * const result = await delivery.post({ url, headers: { 'content-type': 'application/jwt' }, body, timeoutMs: 10_000 });
+ */
+export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery {
+  const policy = createSsrfPolicy(options.allowPrivate);
+  const hostMap = new Map(Object.entries(options.hostMap).map(([host, ip]) => [bareHost(host), ip.trim()]));
+  const defaultMax = options.maxResponseBytes ?? 65_536;
+  const userAgent = options.userAgent ?? 'identity-service-webhooks/0.1';
+  const runtime = options.runtime ?? detectRuntime();
+  const transportOptions: TransportOptions = { extraCaPem: options.extraCaPem };
+  let transport: Promise<Transport> | undefined;
+  // Loaded on first use so that Bun never loads undici (Bun's own `undici` module is a stub).
+  const getTransport = () => {
+    transport ??=
+      runtime === 'bun'
+        ? import('./bun-transport.ts').then((m) => m.createBunTransport(transportOptions))
+        : import('./node-transport.ts').then((m) => m.createUndiciTransport(transportOptions));
+    return transport;
+  };
+
+  return {
+    async post(request: DeliveryRequest): Promise<DeliveryResult> {
+      const started = performance.now();
+      const timeoutMs = Math.min(Math.max(Math.trunc(request.timeoutMs) || 0, 1), 2_147_483_647);
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new DeliveryFailure('timeout', `no complete answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      let address: string | undefined;
+      let host: string | undefined;
+      try {
+        const url = parseUrl(request.url);
+        host = url.host;
+        const target = await resolveAndVet(url.hostname, hostMap, policy, deadline.signal);
+        address = target.address;
+        const maxResponseBytes = Math.max(0, request.maxResponseBytes ?? defaultMax);
+        const response = await (await getTransport()).send({
+          address,
+          port: Number(url.port || 443),
+          host: url.host,
+          serverName: target.serverName,
+          path: `${url.pathname}${url.search}`,
+          headers: requestHeaders(request.headers, userAgent),
+          body: request.body,
+          signal: deadline.signal,
+          maxResponseBytes,
+        });
+        // Success is the status alone (the spec: events ignore the body), so a 2xx with an oversized body
+        // is still ok; the caller that needs the body (the token hook) sees response_too_large.
+        return {
+          ok: response.status >= 200 && response.status < 300,
+          status: response.status,
+          ...(response.truncated
+            ? {
+                errorKind: 'response_too_large' as const,
+                error: `the response body is larger than ${maxResponseBytes} bytes; only those were read`,
+              }
+            : {}),
+          latencyMs: performance.now() - started,
+          body: new TextDecoder().decode(response.body),
+          address,
+        };
+      } catch (e) {
+        // Whatever a stage threw while the deadline was passing is a symptom of the deadline.
+        const { kind, message } = deadline.signal.aborted
+          ? classifyError(deadline.signal.reason)
+          : classifyError(e);
+        // The host only: webhook paths often carry a token.
+        options.log.debug('delivery failed', { host, address, errorKind: kind, error: message });
+        return {
+          ok: false,
+          errorKind: kind,
+          error: message,
+          latencyMs: performance.now() - started,
+          body: '',
+          ...(address ? { address } : {}),
+        };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close() {
+      if (transport) await (await transport.catch(() => undefined))?.close();
+    },
+  } satisfies HttpDelivery;
+}
+
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new DeliveryFailure('invalid_url', `not a URL: ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'https:')
+    throw new DeliveryFailure('invalid_url', `webhooks are delivered over HTTPS only, not ${url.protocol}`);
+  if (url.username || url.password)
+    throw new DeliveryFailure('invalid_url', 'credentials in the URL are not sent; use a custom header');
+  if (!url.hostname) throw new DeliveryFailure('invalid_url', 'the URL has no host');
+  return url;
+}
+
+// Headers validates names and values the same way on every runtime and joins repeated values with ", "
+// (RFC 9110 section 5.3), so an array arrives as one comma-joined field whatever the transport.
+function requestHeaders(input: DeliveryRequest['headers'], userAgent: string): Array<[string, string]> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(input)) {
+    if (RESERVED_HEADERS.has(name.toLowerCase())) continue;
+    try {
+      for (const v of typeof value === 'string' ? [value] : value) headers.append(name, v);
+    } catch {
+      // Name only: custom header values are secrets, and this message is stored with the attempt.
+      throw new DeliveryFailure(
+        'invalid_url',
+        `the header ${JSON.stringify(name)} has an invalid name or value`,
+      );
+    }
+  }
+  if (!headers.has('user-agent')) headers.set('user-agent', userAgent);
+  return [...headers.entries()];
 }

@@ -1,0 +1,45 @@
+/**
+ * The benchmarks: `npm run bench -- [bus] [http] [--write]`. Each section reports p50/p99 and throughput
+ * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchBus } from './bus.ts';
+import { benchHttp } from './http.ts';
+import { ROOT } from './processes.ts';
+
+const args = process.argv.slice(2);
+const write = args.includes('--write');
+const wanted = args.filter((a) => !a.startsWith('--'));
+const all = wanted.length === 0;
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+const sections: Record<string, () => Promise<string>> = {
+  bus: () => benchBus({ n: 20_000, inflight: 256, databaseUrl, natsUrl }),
+  http: () => benchHttp({ seconds: 5, concurrency: 64 }),
+};
+
+const results: Record<string, string> = {};
+for (const [name, run] of Object.entries(sections)) {
+  if (!all && !wanted.includes(name)) continue;
+  console.error(`running ${name} ...`);
+  results[name] = await run();
+  console.log(`\n### ${name}\n\n${results[name]}\n`);
+}
+
+if (write) {
+  const file = join(ROOT, 'BENCHMARKS.md');
+  let text = readFileSync(file, 'utf8');
+  const stamp = `Recorded ${new Date().toISOString().slice(0, 10)} with \`npm run bench -- ${Object.keys(results).join(' ')} --write\` (Bun ${Bun.version}).`;
+  for (const [name, table] of Object.entries(results)) {
+    const start = `<!-- bench:${name} -->`;
+    const end = `<!-- /bench:${name} -->`;
+    const block = `${start}\n${stamp}\n\n${table}\n${end}`;
+    const re = new RegExp(`${start}[\\s\\S]*?${end}`);
+    text = re.test(text) ? text.replace(re, block) : `${text.trimEnd()}\n\n${block}\n`;
+  }
+  writeFileSync(file, text);
+  console.error('BENCHMARKS.md updated');
+}
+process.exit(0);

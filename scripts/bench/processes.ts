@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dir, '..', '..');
+
+export interface Child {
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts a process and waits until its output matches `ready`. */
+export async function startChild(cmd: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<Child> {
+  const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+  let out = '';
+  const decoder = new TextDecoder();
+  for (const stream of [proc.stdout, proc.stderr]) {
+    void (async () => {
+      const reader = stream.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        out += decoder.decode(value);
+      }
+    })();
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (!ready.test(out)) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${cmd.join(' ')} did not become ready:\n${out}`);
+    }
+    await Bun.sleep(25);
+  }
+  return {
+    output: () => out,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await Promise.race([proc.exited, Bun.sleep(10_000).then(() => proc.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/** Runs the load generator in its own process and returns its summary. */
+export async function runLoad(url: string, concurrency: number, seconds: number, headers: Record<string, string> = {}) {
+  const args = Object.entries(headers).map(([k, v]) => `${k}:${v}`);
+  const proc = Bun.spawn([process.execPath, join(ROOT, 'scripts/bench/load.ts'), url, String(concurrency), String(seconds), ...args], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
+  const text = await new Response(proc.stdout).text();
+  await proc.exited;
+  return JSON.parse(text.trim().split('\n').at(-1)!) as { requests: number; errors: number; perSecond: number; p50: number; p99: number };
+}

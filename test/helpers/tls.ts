@@ -1,0 +1,176 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createServer, type TLSSocket } from 'node:tls';
+
+/** A test certificate authority and a server certificate it signed for `hooks.test` and `*.hooks.test`. */
+export interface TestTls {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+  /** Where the PEM files live: ca.pem, server.pem, server.key. */
+  dir: string;
+}
+
+const CACHE = join(import.meta.dir, '..', '..', '.cache', 'test-tls');
+const FILES = ['ca.pem', 'server.pem', 'server.key'] as const;
+let cached: TestTls | undefined;
+
+/**
+ * The test CA, generated with the openssl CLI on first use and kept in .cache/test-tls/ so later runs
+ * reuse it. The certificate names only hooks.test and *.hooks.test (no IP), so a client that connects to
+ * 127.0.0.1 verifies only if it checks the hostname it was given.
+ */
+export function testTls(): TestTls {
+  if (cached) return cached;
+  if (!FILES.every((f) => existsSync(join(CACHE, f))) || expiresSoon(join(CACHE, 'server.pem'))) generate();
+  const read = (f: string) => readFileSync(join(CACHE, f), 'utf8');
+  cached = { caPem: read('ca.pem'), certPem: read('server.pem'), keyPem: read('server.key'), dir: CACHE };
+  return cached;
+}
+
+function expiresSoon(certPath: string): boolean {
+  try {
+    execFileSync('openssl', ['x509', '-checkend', String(30 * 86400), '-noout', '-in', certPath]);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+// Generated in a scratch directory and renamed into place, so two test processes never see half a CA.
+function generate(): void {
+  mkdirSync(join(CACHE, '..'), { recursive: true });
+  const tmp = mkdtempSync(join(CACHE, '..', 'test-tls-'));
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: tmp, stdio: 'pipe' });
+  const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  ssl(
+    'req',
+    '-x509',
+    ...ecKey,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '825',
+    '-subj',
+    '/CN=identity-service test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  ssl('req', ...ecKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=hooks.test');
+  writeFileSync(
+    join(tmp, 'server.ext'),
+    'subjectAltName=DNS:hooks.test,DNS:*.hooks.test\nbasicConstraints=CA:FALSE\n' +
+      'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '825',
+    '-extfile',
+    'server.ext',
+  );
+  rmSync(CACHE, { recursive: true, force: true });
+  try {
+    renameSync(tmp, CACHE);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true }); // another process won the race; use its files
+  }
+}
+
+/** A request as the receiver saw it. */
+export interface ReceivedRequest {
+  method: string;
+  /** Path and query. */
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+/** A running HTTPS receiver on 127.0.0.1 with the test certificate. */
+export interface HttpsReceiver {
+  port: number;
+  /** `https://hooks.test:<port><path>`: pair it with hostMap { 'hooks.test': '127.0.0.1' }. */
+  url(path?: string, host?: string): string;
+  /** Every request received, in order of arrival. */
+  requests: ReceivedRequest[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Bun.serve HTTPS receiver that records each request and answers with `handler`.
+ *
+ * @example
+ * const receiver = startHttpsReceiver(() => new Response('ok'));
+ * await delivery.post({ url: receiver.url('/hook'), ... });
+ * expect(receiver.requests[0]?.headers.get('content-type')).toBe('application/jwt');
+ */
+export function startHttpsReceiver(
+  handler: (request: Request, received: ReceivedRequest) => Response | Promise<Response>,
+): HttpsReceiver {
+  const { certPem, keyPem } = testTls();
+  const requests: ReceivedRequest[] = [];
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    tls: { cert: certPem, key: keyPem },
+    async fetch(request) {
+      const url = new URL(request.url);
+      const received: ReceivedRequest = {
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        headers: request.headers,
+        body: await request.clone().text(),
+      };
+      requests.push(received);
+      return handler(request, received);
+    },
+  });
+  const port = server.port!;
+  return {
+    port,
+    url: (path = '/', host = 'hooks.test') => `https://${host}:${port}${path}`,
+    requests,
+    stop: () => server.stop(true),
+  };
+}
+
+/** A bare TLS listener for what Bun.serve cannot show or send: the client's SNI, raw status lines. */
+export interface RawTlsReceiver {
+  port: number;
+  /** The SNI each connection presented (false when none). */
+  serverNames: Array<string | false>;
+  stop(): Promise<void>;
+}
+
+/** Answers every request on a connection with the raw HTTP text `respond` returns, then closes it. */
+export async function startRawTlsReceiver(respond: (rawRequest: string) => string): Promise<RawTlsReceiver> {
+  const { certPem, keyPem } = testTls();
+  const serverNames: Array<string | false> = [];
+  const server = createServer({ cert: certPem, key: keyPem }, (socket: TLSSocket) => {
+    serverNames.push(socket.servername ?? false);
+    socket.on('error', () => {});
+    socket.once('data', (data) => socket.end(respond(data.toString('latin1'))));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    serverNames,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
