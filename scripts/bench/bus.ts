@@ -1,5 +1,5 @@
-import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import { systemClock } from '../../adapters/clock/system.ts';
 import { createJetStreamBus, natsOutboxMigrations } from '../../adapters/nats/index.ts';
@@ -99,15 +99,26 @@ export interface BusBenchOptions {
 export async function benchBus(o: BusBenchOptions): Promise<string> {
   const lines: string[] = [];
   const add = (name: string, s: Summary, bound?: number) =>
-    lines.push(row([name, fmtRate(s.perSecond), fmtMs(s.p50), fmtMs(s.p99), bound ? (s.perSecond / bound).toFixed(2) : '']));
+    lines.push(
+      row([
+        name,
+        fmtRate(s.perSecond),
+        fmtMs(s.p50),
+        fmtMs(s.p99),
+        bound ? (s.perSecond / bound).toFixed(2) : '',
+      ]),
+    );
   const schema = `bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 10)}`;
   let rawInsert32 = 0;
   let rawPublish256 = 0;
 
   if (o.databaseUrl) {
     const sql = postgres(o.databaseUrl, { max: 32, onnotice: () => {} });
-    await sql.unsafe(`create schema ${schema}; create table ${schema}.raw (id bigserial primary key, payload jsonb not null)`);
-    const insert = () => sql`insert into ${sql(schema)}.raw (payload) values (${sql.json({ p: PAYLOAD })}) returning id`;
+    await sql.unsafe(
+      `create schema ${schema}; create table ${schema}.raw (id bigserial primary key, payload jsonb not null)`,
+    );
+    const insert = () =>
+      sql`insert into ${sql(schema)}.raw (payload) values (${sql.json({ p: PAYLOAD })}) returning id`;
     add('bound: raw postgres.js INSERT, 1 connection', await rate(insert, 1, 2000));
     const many = await rate(insert, 32, 2000);
     rawInsert32 = many.perSecond;
@@ -130,7 +141,11 @@ export async function benchBus(o: BusBenchOptions): Promise<string> {
     await nc.drain();
   }
 
-  const adapters: Array<{ name: string; open: () => Promise<{ bus: EventBus; storage: Storage }>; bound: number }> = [
+  const adapters: Array<{
+    name: string;
+    open: () => Promise<{ bus: EventBus; storage: Storage }>;
+    bound: number;
+  }> = [
     {
       name: 'pg-queue on PGlite (in memory)',
       bound: 0,
@@ -159,13 +174,26 @@ export async function benchBus(o: BusBenchOptions): Promise<string> {
       open: async () => {
         const storage = await createPostgresStorage({ url: o.databaseUrl!, schema, max: 32 });
         await migrate(storage, [natsOutboxMigrations]);
-        return { storage, bus: await createJetStreamBus({ servers: [o.natsUrl!], streamPrefix: `BENCH${Date.now()}`, storage, clock: systemClock, log }) };
+        return {
+          storage,
+          bus: await createJetStreamBus({
+            servers: [o.natsUrl!],
+            streamPrefix: `BENCH${Date.now()}`,
+            storage,
+            clock: systemClock,
+            log,
+          }),
+        };
       },
     });
   }
   for (const a of adapters) {
     const { bus, storage } = await a.open();
-    add(`${a.name}: publish+consume, ${o.inflight} publishes in flight`, await throughput(bus, o.n, o.inflight), a.bound || undefined);
+    add(
+      `${a.name}: publish+consume, ${o.inflight} publishes in flight`,
+      await throughput(bus, o.n, o.inflight),
+      a.bound || undefined,
+    );
     add(`${a.name}: one at a time (unsaturated latency)`, await unsaturated(bus, 300));
     await bus.close();
     await storage.close();

@@ -10,7 +10,11 @@ import { fmtMs, fmtRate, row } from './stats.ts';
  */
 export async function benchHttp(options: { seconds: number; concurrency: number }): Promise<string> {
   const { seconds, concurrency } = options;
-  const bare = await startChild([process.execPath, join(ROOT, 'scripts/bench/bare-server.ts')], { PORT: '0' }, /"port":\d+/);
+  const bare = await startChild(
+    [process.execPath, join(ROOT, 'scripts/bench/bare-server.ts')],
+    { PORT: '0' },
+    /"port":\d+/,
+  );
   const barePort = bare.output().match(/"port":(\d+)/)![1];
   const bound = await runLoad(`http://127.0.0.1:${barePort}/`, concurrency, seconds);
   await bare.stop();
@@ -24,11 +28,20 @@ export async function benchHttp(options: { seconds: number; concurrency: number 
     90_000,
   );
   // LOG_LEVEL=warn hides the 'listening' line: poll until the server answers.
-  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) await Bun.sleep(50);
+  while (
+    !(await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  )
+    await Bun.sleep(50);
   const out = service.output();
   const orgId = out.match(/Service-OrgID: (\S+)/)![1]!;
   const apiKey = out.match(/Service-API-Key: (\S+)/)![1]!;
-  const ours = await runLoad(`http://127.0.0.1:${port}/organizations`, concurrency, seconds, { 'Service-OrgID': orgId, 'Service-API-Key': apiKey });
+  const ours = await runLoad(`http://127.0.0.1:${port}/organizations`, concurrency, seconds, {
+    'Service-OrgID': orgId,
+    'Service-API-Key': apiKey,
+  });
   await service.stop();
   rmSync(dir, { recursive: true, force: true });
   if (ours.errors > 0) throw new Error(`${ours.errors} requests failed during the HTTP benchmark`);
@@ -38,7 +51,19 @@ export async function benchHttp(options: { seconds: number; concurrency: number 
     '',
     row(['path', 'requests/s', 'p50 ms', 'p99 ms', 'fraction of bound']),
     row(['---', '---', '---', '---', '---']),
-    row(['bound: bare Bun.serve, JSON hello', fmtRate(bound.perSecond), fmtMs(bound.p50), fmtMs(bound.p99), '1.00']),
-    row(['authenticated no-op: GET /organizations', fmtRate(ours.perSecond), fmtMs(ours.p50), fmtMs(ours.p99), (ours.perSecond / bound.perSecond).toFixed(2)]),
+    row([
+      'bound: bare Bun.serve, JSON hello',
+      fmtRate(bound.perSecond),
+      fmtMs(bound.p50),
+      fmtMs(bound.p99),
+      '1.00',
+    ]),
+    row([
+      'authenticated no-op: GET /organizations',
+      fmtRate(ours.perSecond),
+      fmtMs(ours.p50),
+      fmtMs(ours.p99),
+      (ours.perSecond / bound.perSecond).toFixed(2),
+    ]),
   ].join('\n');
 }

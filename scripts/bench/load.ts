@@ -10,7 +10,9 @@ const [url, concurrencyArg, secondsArg, ...headerArgs] = process.argv.slice(2);
 if (!url) throw new Error('usage: load.ts <url> <concurrency> <seconds> [header:value ...]');
 const concurrency = Number(concurrencyArg ?? 64);
 const seconds = Number(secondsArg ?? 5);
-const headers = Object.fromEntries(headerArgs.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1)]));
+const headers = Object.fromEntries(
+  headerArgs.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1)]),
+);
 
 const latencies: number[] = [];
 let errors = 0;

@@ -8,7 +8,12 @@ export interface Child {
 }
 
 /** Starts a process and waits until its output matches `ready`. */
-export async function startChild(cmd: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<Child> {
+export async function startChild(
+  cmd: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<Child> {
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
   let out = '';
   const decoder = new TextDecoder();
@@ -40,13 +45,34 @@ export async function startChild(cmd: string[], env: Record<string, string>, rea
 }
 
 /** Runs the load generator in its own process and returns its summary. */
-export async function runLoad(url: string, concurrency: number, seconds: number, headers: Record<string, string> = {}) {
+export async function runLoad(
+  url: string,
+  concurrency: number,
+  seconds: number,
+  headers: Record<string, string> = {},
+) {
   const args = Object.entries(headers).map(([k, v]) => `${k}:${v}`);
-  const proc = Bun.spawn([process.execPath, join(ROOT, 'scripts/bench/load.ts'), url, String(concurrency), String(seconds), ...args], {
-    stdout: 'pipe',
-    stderr: 'inherit',
-  });
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      join(ROOT, 'scripts/bench/load.ts'),
+      url,
+      String(concurrency),
+      String(seconds),
+      ...args,
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    },
+  );
   const text = await new Response(proc.stdout).text();
   await proc.exited;
-  return JSON.parse(text.trim().split('\n').at(-1)!) as { requests: number; errors: number; perSecond: number; p50: number; p99: number };
+  return JSON.parse(text.trim().split('\n').at(-1)!) as {
+    requests: number;
+    errors: number;
+    perSecond: number;
+    p50: number;
+    p99: number;
+  };
 }

@@ -14,11 +14,18 @@ export interface Summary {
 
 export function summarize(latenciesMs: number[], elapsedMs: number): Summary {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
-  return { count: sorted.length, perSecond: (sorted.length / elapsedMs) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return {
+    count: sorted.length,
+    perSecond: (sorted.length / elapsedMs) * 1000,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+  };
 }
 
-export const fmtRate = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n >= 1000 ? `${(n / 1000).toFixed(2)}k` : n.toFixed(0));
-export const fmtMs = (n: number) => (Number.isNaN(n) ? '-' : n < 1 ? n.toFixed(2) : n < 10 ? n.toFixed(1) : n.toFixed(0));
+export const fmtRate = (n: number) =>
+  n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n >= 1000 ? `${(n / 1000).toFixed(2)}k` : n.toFixed(0);
+export const fmtMs = (n: number) =>
+  Number.isNaN(n) ? '-' : n < 1 ? n.toFixed(2) : n < 10 ? n.toFixed(1) : n.toFixed(0);
 
 /** A markdown table row. */
 export const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;

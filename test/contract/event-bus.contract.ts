@@ -156,7 +156,8 @@ export function eventBusContract(name: string, makeHarness: () => Promise<BusHar
           await held;
           return ack();
         },
-        { leaseMs: 1000 },
+        // One slot, held: the redelivery can only go to the other consumer, not back to this one.
+        { leaseMs: 1000, concurrency: 1 },
       );
       await h.bus.publish(topic, [{ payload: 'leased' }]);
       await waitFor(() => firstGot === 1, 10_000, 'first claim');
@@ -170,8 +171,12 @@ export function eventBusContract(name: string, makeHarness: () => Promise<BusHar
         },
         { leaseMs: 1000 },
       );
-      await waitFor(() => secondGot === 1, 15_000, 'redelivery after the lease');
-      release();
+      try {
+        await waitFor(() => secondGot === 1, 15_000, 'redelivery after the lease');
+      } finally {
+        // Never leave the handler hanging: cleanup would wait for it until the hook times out.
+        release();
+      }
       await rescuer.stop();
       await stuck.stop();
       await other.close();

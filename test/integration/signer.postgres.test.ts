@@ -4,7 +4,7 @@ import { createLocalKeysSigner } from '../../adapters/local-keys/signer.ts';
 import { migrate } from '../../core/db/migrate.ts';
 import { signerContract } from '../contract/signer.contract.ts';
 import { manualClock } from '../helpers/clock.ts';
-import { isolatedPostgres } from '../helpers/postgres.ts';
+import { isolatedPostgres } from './support.ts';
 
 const GRACE = 3600_000;
 

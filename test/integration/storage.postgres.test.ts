@@ -1,5 +1,5 @@
 import { storageContract } from '../contract/storage.contract.ts';
-import { isolatedPostgres } from '../helpers/postgres.ts';
+import { isolatedPostgres } from './support.ts';
 
 storageContract('Postgres through postgres.js', async () => {
   const pg = await isolatedPostgres('storage');

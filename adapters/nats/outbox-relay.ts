@@ -1,0 +1,118 @@
+import { sql } from 'drizzle-orm';
+import type { Logger } from '../../core/log.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import type { Topology } from './streams.ts';
+import { backoffMs, pause, Signal } from './timing.ts';
+
+export interface RelayOptions {
+  storage: Storage;
+  topology: Topology;
+  log: Logger;
+  /** How often to look for rows nobody kicked this relay for. */
+  pollMs: number;
+  /** Rows moved per transaction. */
+  batchSize: number;
+  /** Longest wait between attempts while JetStream fails. */
+  maxBackoffMs: number;
+}
+
+/** The transactional outbox relay of one process. */
+export interface OutboxRelay {
+  /** Moves rows now: called after a transaction that wrote some has committed. */
+  kick(): void;
+  /** Stops after the batch in progress (its rows are moved or stay, never half). */
+  stop(): Promise<void>;
+}
+
+interface OutboxRow {
+  seq: number | string;
+  topic: string;
+  msg_id: string;
+  payload: JsonValue;
+}
+
+/** Postgres says `undefined_table` somewhere in the error's cause chain. */
+function isMissingTable(err: unknown): boolean {
+  for (let e = err; e instanceof Object; e = (e as { cause?: unknown }).cause)
+    if ((e as { code?: unknown }).code === '42P01') return true;
+  return false;
+}
+
+/**
+ * Moves committed `bus_outbox` rows to JetStream. Each batch is claimed with FOR UPDATE SKIP LOCKED, so
+ * the relays of every replica share the table without taking a row twice; rows are deleted in the
+ * same transaction once JetStream has them. A relay that dies between publishing and deleting leaves
+ * its rows to another, whose publish JetStream drops as a duplicate of the same Nats-Msg-Id.
+ */
+export function startOutboxRelay(o: RelayOptions): OutboxRelay {
+  const log = o.log.child({ component: 'jetstream-outbox' });
+  const stopping = new AbortController();
+  const kicked = new Signal();
+  let running = true;
+
+  /** One batch: returns how many rows were claimed; throws, after committing the moved ones, if some failed. */
+  async function relayBatch(): Promise<number> {
+    const { claimed, failure } = await o.storage.transaction(async (tx) => {
+      const rows = await tx.query<OutboxRow>(sql`
+        select seq, topic, msg_id, payload from bus_outbox
+        order by seq limit ${o.batchSize}
+        for update skip locked`);
+      if (rows.length === 0) return { claimed: 0, failure: undefined };
+      const results = await Promise.allSettled(
+        rows.map((r) => o.topology.publish(r.topic, r.msg_id, r.payload)),
+      );
+      const moved = rows.filter((_, i) => results[i]!.status === 'fulfilled');
+      if (moved.length > 0)
+        await tx.query(
+          sql`delete from bus_outbox where seq in (${sql.join(
+            moved.map((r) => sql`${r.seq}`),
+            sql`, `,
+          )})`,
+        );
+      const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      return {
+        claimed: rows.length,
+        failure: rejected && { reason: rejected.reason, left: rows.length - moved.length },
+      };
+    });
+    if (failure)
+      throw new Error(`${failure.left} outbox rows not published: ${(failure.reason as Error)?.message}`, {
+        cause: failure.reason,
+      });
+    return claimed;
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    while (running) {
+      try {
+        const claimed = await relayBatch();
+        failures = 0;
+        // A full batch means more may be waiting: go on at once.
+        if (claimed < o.batchSize) await kicked.wait(o.pollMs, stopping.signal);
+      } catch (err) {
+        if (!running) break;
+        if (isMissingTable(err)) {
+          // The service builds the bus before it applies migrations: wait for them quietly.
+          await pause(o.pollMs, stopping.signal);
+          continue;
+        }
+        const ms = backoffMs(failures++, o.pollMs, o.maxBackoffMs);
+        log.error('relaying the outbox failed; the rows stay and are retried', { err, retry_in_ms: ms });
+        // Kicks do not cut a backoff short: every commit would otherwise retry an unreachable server.
+        await pause(ms, stopping.signal);
+      }
+    }
+  })();
+
+  return {
+    kick: () => kicked.wake(),
+    async stop() {
+      if (!running) return;
+      running = false;
+      stopping.abort();
+      await loop;
+    },
+  };
+}

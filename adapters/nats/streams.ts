@@ -1,0 +1,122 @@
+import {
+  AckPolicy,
+  type Consumer,
+  type ConsumerConfig,
+  DeliverPolicy,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+} from '@nats-io/jetstream';
+import { BusError, type JsonValue } from '../../core/ports/event-bus.ts';
+
+const NS_PER_MS = 1_000_000;
+/** JetStream API error codes this module tells apart. */
+const STREAM_NAME_IN_USE = 10058;
+const CONSUMER_ALREADY_EXISTS = 10148;
+
+/** The durable pull consumer every replica shares on a topic's stream. */
+export const CONSUMER_NAME = 'workers';
+
+/** A topic's stream: `${prefix}_${topic}`, with `-` (allowed in topics, not in stream names) as `_`. */
+export const streamNameOf = (prefix: string, topic: string): string =>
+  `${prefix}_${topic}`.replaceAll('-', '_');
+export const subjectOf = (prefix: string, topic: string): string => `${prefix}.${topic}`;
+
+export interface TopologyOptions {
+  jsm: JetStreamManager;
+  js: JetStreamClient;
+  prefix: string;
+  /** How long JetStream remembers a Nats-Msg-Id to drop a second publish of it. */
+  duplicateWindowMs: number;
+  /** How long to wait for a PubAck. */
+  timeoutMs: number;
+}
+
+/**
+ * The streams and consumers of the bus, created or updated on first use. Every step is idempotent
+ * because several replicas start, and meet the same missing stream, at once.
+ */
+export class Topology {
+  private readonly streams = new Map<string, Promise<string>>();
+
+  constructor(private readonly o: TopologyOptions) {}
+
+  /** The name of the topic's stream, made ready once per process (again after a failure). */
+  stream(topic: string): Promise<string> {
+    let ready = this.streams.get(topic);
+    if (!ready) {
+      ready = this.ensureStream(topic);
+      this.streams.set(topic, ready);
+      ready.catch(() => this.streams.delete(topic));
+    }
+    return ready;
+  }
+
+  /** Forgets what is known of a topic's stream, so that the next use checks it again (it may be deleted). */
+  forget(topic: string): void {
+    this.streams.delete(topic);
+  }
+
+  /** Publishes one message and resolves once JetStream has stored it (or dropped it as a duplicate). */
+  async publish(topic: string, id: string, payload: JsonValue): Promise<void> {
+    await this.stream(topic);
+    await this.o.js.publish(subjectOf(this.o.prefix, topic), JSON.stringify(payload), {
+      msgID: id,
+      timeout: this.o.timeoutMs,
+    });
+  }
+
+  /** The topic's durable consumer with this ack wait, created or updated to it. */
+  async consumer(topic: string, ackWaitMs: number): Promise<Consumer> {
+    const stream = await this.stream(topic);
+    const changes = {
+      ack_wait: Math.max(1, ackWaitMs) * NS_PER_MS,
+      max_deliver: -1,
+      // Messages waiting out a nak delay count as pending; a retry window of many minutes would
+      // otherwise stall the consumer at the server's default of 1000.
+      max_ack_pending: -1,
+    } satisfies Partial<ConsumerConfig>;
+    try {
+      await this.o.jsm.consumers.add(stream, {
+        durable_name: CONSUMER_NAME,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...changes,
+      });
+    } catch (err) {
+      // Servers from 2.10 refuse to change a consumer through create; older ones update in place.
+      if (!(err instanceof JetStreamApiError) || err.code !== CONSUMER_ALREADY_EXISTS) throw err;
+      await this.o.jsm.consumers.update(stream, CONSUMER_NAME, changes);
+    }
+    return this.o.js.consumers.get(stream, CONSUMER_NAME);
+  }
+
+  private async ensureStream(topic: string): Promise<string> {
+    const name = streamNameOf(this.o.prefix, topic);
+    const subjects = [subjectOf(this.o.prefix, topic)];
+    const duplicate_window = this.o.duplicateWindowMs * NS_PER_MS;
+    try {
+      await this.o.jsm.streams.add({
+        name,
+        subjects,
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        duplicate_window,
+      });
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NAME_IN_USE) throw err;
+      // It exists with another configuration: keep an operator's limits, set what the bus relies on.
+      const { config } = await this.o.jsm.streams.info(name);
+      if (config.retention !== RetentionPolicy.Workqueue)
+        throw new BusError(
+          'UNAVAILABLE',
+          `stream ${name} exists with ${config.retention} retention, the bus needs workqueue: delete it or use another streamPrefix`,
+        );
+      if (config.duplicate_window !== duplicate_window || config.subjects.join() !== subjects.join())
+        await this.o.jsm.streams.update(name, { ...config, subjects, duplicate_window });
+    }
+    return name;
+  }
+}

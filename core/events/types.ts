@@ -1,0 +1,63 @@
+import type * as v from 'valibot';
+import type { JsonValue } from '../ports/event-bus.ts';
+import type { Transaction } from '../ports/storage.ts';
+
+/** `EventSource`: appears as a number in JSON. */
+export const EventSource = { EventSource_UNSPECIFIED: 0, Cloud: 1, SDK: 2, Gate: 3 } as const;
+export type EventSourceNumber = (typeof EventSource)[keyof typeof EventSource];
+
+/** `event_metadata`, filled by the service. */
+export interface EventMetadata {
+  is_test_event: boolean;
+  /** UUID. */
+  event_id: string;
+  /** RFC 3339 UTC with nanoseconds. */
+  timestamp: string;
+  source: EventSourceNumber;
+  /** Constant across versions, e.g. `PersonCreated`. */
+  event_type: string;
+  /** `<event_type>_v<event_version>`, e.g. `PersonCreated_v1`. */
+  event_name: string;
+  event_version: number;
+  organization_id?: string;
+  root_organization_id: string;
+}
+
+/** An event as carried on the bus and delivered to webhooks: metadata plus the payload's members. */
+export type ServiceEvent = { event_metadata: EventMetadata } & {
+  [member: string]: JsonValue | EventMetadata;
+};
+
+/** One entry of the catalogue. */
+export interface EventDefinition {
+  /** Versioned name as in payload definitions, e.g. `MitmAttackDetected_v1`. */
+  readonly name: string;
+  /** Unversioned type, e.g. `MitmAttackDetected`. */
+  readonly type: string;
+  /** The spec's type number; undefined where the spec does not show it (PermissionsSetToPerson). */
+  readonly typeNumber: number | undefined;
+  readonly version: number;
+  /** The source this event usually comes from. */
+  readonly source: EventSourceNumber;
+  /** True when a webhook may subscribe to it with an `event` trigger (cloud-provider events may not). */
+  readonly triggerable: boolean;
+  /** The payload members (without event_metadata). */
+  readonly schema: v.GenericSchema<unknown, Record<string, JsonValue>>;
+  /** A realistic sample payload (without event_metadata), valid against `schema`. */
+  sample(context: { orgId: string; now: number; analyticsCorrelationId?: string }): Record<string, JsonValue>;
+}
+
+/** Publishes events: validates the payload against the catalogue, fills event_metadata, publishes durably. */
+export interface EventPublisher {
+  publish(
+    orgId: string,
+    eventName: string,
+    members: Record<string, JsonValue>,
+    options?: { tx?: Transaction; isTest?: boolean },
+  ): Promise<ServiceEvent>;
+  /** Publishes several already-built events at once (one bus call). */
+  publishBuilt(events: readonly ServiceEvent[], options?: { tx?: Transaction }): Promise<void>;
+}
+
+/** The bus topic events travel on before the webhooks router fans them out. */
+export const EVENTS_TOPIC = 'events';

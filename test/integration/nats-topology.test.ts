@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test';
+import { type JetStreamManager, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { systemClock } from '../../adapters/clock/system.ts';
+import { createJetStreamBus, natsOutboxMigrations } from '../../adapters/nats/index.ts';
+import { createLogger } from '../../core/log.ts';
+import { ack, type EventBus } from '../../core/ports/event-bus.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import { waitFor } from '../contract/event-bus.contract.ts';
+import { deleteStreams, freshPostgres, NATS_URL, uniquePrefix } from './support.ts';
+
+const log = createLogger('silent');
+
+describe('JetStream bus: streams and consumers', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+  let prefix: string;
+  let buses: EventBus[];
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  const bus = async () => {
+    const b = await createJetStreamBus({
+      servers: [NATS_URL],
+      streamPrefix: prefix,
+      storage,
+      clock: systemClock,
+      log,
+    });
+    buses.push(b);
+    return b;
+  };
+  const ackWaitMs = async (stream: string) =>
+    ((await jsm.consumers.info(stream, 'workers')).config.ack_wait ?? 0) / 1e6;
+
+  beforeEach(async () => {
+    ({ storage, drop } = await freshPostgres([natsOutboxMigrations]));
+    prefix = uniquePrefix();
+    buses = [];
+    nc = await connect({ servers: [NATS_URL] });
+    jsm = await jetstreamManager(nc);
+  });
+  afterEach(async () => {
+    for (const b of buses) await b.close();
+    await nc.close();
+    await deleteStreams(prefix);
+    await drop();
+  });
+
+  it('names a work-queue stream after the prefix and topic, and makes one consumer for every replica', async () => {
+    const replicas = await Promise.all([bus(), bus(), bus()]);
+    const seen = new Set<number>();
+    const subs = replicas.map((b) =>
+      b.consume('order-placed', async (m) => {
+        seen.add(m.payload as number);
+        return ack();
+      }),
+    );
+    await Promise.all(replicas.map((b, i) => b.publish('order-placed', [{ payload: i }])));
+    await waitFor(() => seen.size === 3, 10_000, 'a message from each replica');
+    await Promise.all(subs.map((s) => s.stop()));
+    const info = await jsm.streams.info(`${prefix}_order_placed`);
+    expect(info.config.subjects).toEqual([`${prefix}.order-placed`]);
+    expect(info.config.retention).toBe(RetentionPolicy.Workqueue);
+    const consumers: string[] = [];
+    for await (const c of jsm.consumers.list(`${prefix}_order_placed`)) consumers.push(c.name);
+    expect(consumers).toEqual(['workers']);
+  });
+
+  it("updates a topic's consumer when its lease changes between runs", async () => {
+    const first = await bus();
+    let got = 0;
+    const sub = first.consume('jobs', async () => {
+      got++;
+      return ack();
+    });
+    await first.publish('jobs', [{ payload: 1 }]);
+    await waitFor(() => got === 1);
+    await sub.stop();
+    expect(await ackWaitMs(`${prefix}_jobs`)).toBe(30_000);
+
+    const next = await bus();
+    const again = next.consume('jobs', async () => ack(), { leaseMs: 5000 });
+    const until = Date.now() + 5000;
+    while ((await ackWaitMs(`${prefix}_jobs`)) !== 5000 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
+    await again.stop();
+    expect(await ackWaitMs(`${prefix}_jobs`)).toBe(5000);
+  });
+});
