@@ -9,6 +9,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** True when a message at this level would be written: skip building fields that would be dropped. */
+  enabled(level: LogLevel): boolean;
   readonly level: LogLevel;
 }
 
@@ -43,6 +45,7 @@ export function createLogger(level: LogLevel, base: LogFields = {}, sink: LogSin
   };
   return {
     level,
+    enabled: (lvl) => RANK[lvl] >= min,
     debug: (m, f) => write('debug', m, f),
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),

@@ -2,7 +2,6 @@ import { openapi } from '@elysiajs/openapi';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
-import { uuidv7 } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { parseConsistency } from './consistency.ts';
 import { errorEnvelope } from './envelope.ts';
@@ -104,7 +103,7 @@ export function createHttpApp(options: HttpAppOptions) {
     )
     .onRequest(({ request, set }) => {
       const given = request.headers.get('x-request-id');
-      const id = given && REQUEST_ID_RE.test(given) ? given : uuidv7();
+      const id = given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
       info.set(request, { id, start: performance.now() });
       set.headers['x-request-id'] = id;
       if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
@@ -127,7 +126,7 @@ export function createHttpApp(options: HttpAppOptions) {
     })
     .onAfterResponse(({ request, set }) => {
       const req = info.get(request);
-      if (!req || log.level === 'silent') return;
+      if (!req || !log.enabled('info')) return;
       log.info('request', {
         request_id: req.id,
         method: request.method,

@@ -1,9 +1,11 @@
 import { and, eq, gt, isNull, or } from 'drizzle-orm';
-import { uuidv7 } from '../ids.ts';
+import { constantTimeEqual, uuidv7 } from '../ids.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Storage } from '../ports/storage.ts';
 import { digestOf, digestsMatch, newApiKey, parseApiKey } from './api-keys.ts';
 import { apiKeys, organizations } from './schema.ts';
+
+const encoder = new TextEncoder();
 
 export interface Organization {
   id: string;
@@ -18,6 +20,8 @@ interface CachedKey {
   orgId: string;
   digest: string;
   expiresAt: number | null;
+  /** The secret once it has matched the digest: later checks compare it in constant time, no hashing. */
+  verified?: Uint8Array;
 }
 
 export interface OrganizationStore {
@@ -104,7 +108,12 @@ export function createOrganizationStore(storage: Storage, clock: Clock, cacheMs 
         keyCache.set(parsed.keyId, cached);
       }
       const entry = cached.key;
-      if (!entry || !digestsMatch(entry.digest, await digestOf(parsed.secret))) return { ok: false };
+      if (!entry) return { ok: false };
+      const secret = encoder.encode(parsed.secret);
+      if (!(entry.verified && constantTimeEqual(entry.verified, secret))) {
+        if (!digestsMatch(entry.digest, await digestOf(parsed.secret))) return { ok: false };
+        entry.verified = secret;
+      }
       if (entry.expiresAt !== null && entry.expiresAt <= now) return { ok: false };
       return { ok: true, orgId: entry.orgId };
     },

@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, it } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { acquireDataDirLock } from '../../adapters/pglite/lock.ts';
+import { TEST_MASTER_KEY } from '../helpers/service.ts';
+
+const ROOT = join(import.meta.dir, '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'ids-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(...args: string[]) {
+  const r = Bun.spawnSync([process.execPath, join(ROOT, 'scripts/cli.ts'), ...args], {
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      MASTER_KEY: TEST_MASTER_KEY,
+      DATABASE_URL: '',
+      NATS_URL: '',
+      LOG_LEVEL: 'info',
+    },
+  });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
+describe('the admin CLI', () => {
+  it('creates an organization and prints its ID and API key as JSON, nothing else on stdout', () => {
+    const r = cli('org', 'create', '--name', 'Acme');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.out);
+    expect(Object.keys(out).sort()).toEqual(['api_key', 'organization_id']);
+    expect(out.organization_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(out.api_key).toStartWith('isk_');
+    const list = JSON.parse(cli('org', 'list').out);
+    expect(list.map((o: { name: string }) => o.name)).toContain('Acme');
+  }, 60_000);
+
+  it('rotates an API key and a signing key', () => {
+    const { organization_id } = JSON.parse(cli('org', 'create', '--name', 'Rotor').out);
+    const key = cli('org', 'api-key', 'rotate', '--org', organization_id);
+    expect(key.code).toBe(0);
+    expect(JSON.parse(key.out).api_key).toStartWith('isk_');
+    const signing = cli('keys', 'rotate', '--org', organization_id);
+    expect(signing.code).toBe(0);
+    expect(JSON.parse(signing.out).kid).toBeString();
+  }, 60_000);
+
+  it('says what is wrong with a command, without a stack trace', () => {
+    const missing = cli('org', 'create');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('--name <name> is required');
+    const unknown = cli('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('unknown command: frobnicate');
+    const badOrg = cli('keys', 'rotate', '--org', 'acme');
+    expect(badOrg.code).toBe(2);
+    expect(badOrg.err).toContain('--org must be an organization ID');
+    for (const r of [missing, unknown, badOrg]) expect(r.err).not.toContain('    at ');
+  }, 60_000);
+
+  it('refuses clearly while a server holds the embedded database, and leaves it intact', () => {
+    const lock = acquireDataDirLock(dir, { purpose: 'server', port: 4321 });
+    try {
+      const r = cli('org', 'list');
+      expect(r.code).toBe(3);
+      expect(r.err).toContain('is in use by another process');
+      expect(r.err).toContain('Stop the server');
+      expect(r.err).not.toContain('    at ');
+    } finally {
+      lock.release();
+    }
+    const after = cli('org', 'list');
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.out).length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
