@@ -141,6 +141,17 @@ export async function benchBus(o: BusBenchOptions): Promise<string> {
     await nc.drain();
   }
 
+  const lite = await createPgliteStorage();
+  await lite.client.exec('create table raw (id bigserial primary key, payload jsonb not null)');
+  const liteJson = JSON.stringify({ p: PAYLOAD });
+  const liteInsert = await rate(
+    () => lite.client.query('insert into raw (payload) values ($1) returning id', [liteJson]),
+    1,
+    2000,
+  );
+  add('bound: raw PGlite INSERT, one at a time', liteInsert);
+  await lite.close();
+
   const adapters: Array<{
     name: string;
     open: () => Promise<{ bus: EventBus; storage: Storage }>;
@@ -148,7 +159,7 @@ export async function benchBus(o: BusBenchOptions): Promise<string> {
   }> = [
     {
       name: 'pg-queue on PGlite (in memory)',
-      bound: 0,
+      bound: liteInsert.perSecond,
       open: async () => {
         const storage = await createPgliteStorage();
         await migrate(storage, [pgQueueMigrations]);
