@@ -2,8 +2,7 @@ import { describe, expect, it } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { busFromEnv } from '../../scripts/drill/bus-from-env.ts';
-import { crashDrill, publishAll } from './crash.ts';
+import { crashDrill } from './crash.ts';
 
 describe('crash drill: pg-queue on PGlite on disk', () => {
   it('loses no message when the consumer is SIGKILLed mid-stream and restarted', async () => {
@@ -14,12 +13,6 @@ describe('crash drill: pg-queue on PGlite on disk', () => {
         n: 2000,
         env,
         out: join(dir, 'handled.txt'),
-        publish: async (ids) => {
-          const { storage, bus } = await busFromEnv(env);
-          await publishAll(bus, 'drill', ids);
-          await bus.close();
-          await storage.close();
-        },
       });
       console.log('pg-queue/PGlite drill', result);
       expect(result.handled).toBe(2000);

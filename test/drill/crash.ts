@@ -1,7 +1,7 @@
 import { expect } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventBus } from '../../core/ports/event-bus.ts';
+import { busFromEnv } from '../../scripts/drill/bus-from-env.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 
@@ -32,12 +32,13 @@ export async function crashDrill(options: {
   n: number;
   env: Record<string, string>;
   out: string;
-  publish: (ids: string[]) => Promise<void>;
+  /** How the messages are published. @default through the drill's own bus, from `env` */
+  publish?: (ids: string[]) => Promise<void>;
   /** Called before the consumer starts (PGlite: the publisher must let go of the data directory). */
   beforeConsume?: () => Promise<void>;
 }): Promise<{ handled: number; duplicates: number; killedAt: number }> {
   const ids = Array.from({ length: options.n }, (_, i) => `drill-${i}`);
-  await options.publish(ids);
+  await (options.publish ?? ((all) => publishFromEnv(options.env, all)))(ids);
   await options.beforeConsume?.();
   const env = { ...options.env, DRILL_OUT: options.out };
   const first = spawnConsumer(env);
@@ -67,8 +68,13 @@ export async function crashDrill(options: {
   return { handled: unique.size, duplicates: seen.length - unique.size, killedAt };
 }
 
-export const publishAll = async (bus: EventBus, topic: string, ids: string[]) => {
+/** Publishes the ids on DRILL_TOPIC through a bus opened from the drill variables, then closes it. */
+async function publishFromEnv(env: Record<string, string>, ids: string[]) {
+  const { storage, bus } = await busFromEnv(env);
+  const topic = env.DRILL_TOPIC ?? 'drill';
   for (let i = 0; i < ids.length; i += 100) {
     await Promise.all(ids.slice(i, i + 100).map((id) => bus.publish(topic, [{ id, payload: { id } }])));
   }
-};
+  await bus.close();
+  await storage.close();
+}

@@ -2,8 +2,7 @@ import { afterAll, describe, expect, it } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { busFromEnv } from '../../scripts/drill/bus-from-env.ts';
-import { crashDrill, publishAll } from '../drill/crash.ts';
+import { crashDrill } from '../drill/crash.ts';
 import { DATABASE_URL, deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
 
 const dirs: string[] = [];
@@ -18,12 +17,6 @@ async function drill(env: Record<string, string>) {
     n: 2000,
     env,
     out: join(dir, 'handled.txt'),
-    publish: async (ids) => {
-      const { storage, bus } = await busFromEnv(env);
-      await publishAll(bus, 'drill', ids);
-      await bus.close();
-      await storage.close();
-    },
   });
 }
 
