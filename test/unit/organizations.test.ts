@@ -79,3 +79,29 @@ describe('the development organization', () => {
     }
   });
 });
+
+describe('HEADER_PREFIX', () => {
+  it("renames the headers, so a client written for the vendor's names works unchanged", async () => {
+    const t = await startTestService({ env: { HEADER_PREFIX: 'SlashID' } });
+    try {
+      expect(t.names.orgId).toBe('SlashID-OrgID');
+      const res = await t.service.fetch(
+        new Request('http://localhost/organizations', {
+          headers: { 'SlashID-OrgID': t.org.id, 'SlashID-API-Key': t.apiKey },
+        }),
+      );
+      expect(res.status).toBe(200);
+      const old = await t.service.fetch(
+        new Request('http://localhost/organizations', {
+          headers: { 'Service-OrgID': t.org.id, 'Service-API-Key': t.apiKey },
+        }),
+      );
+      expect(old.status).toBe(400);
+      expect(((await old.json()) as { errors: Array<{ message: string }> }).errors[0]!.message).toBe(
+        'header SlashID-OrgID is required',
+      );
+    } finally {
+      await t.stop();
+    }
+  });
+});
