@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
+import type { EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
@@ -29,6 +30,8 @@ export interface ServiceContext {
   readonly secrets: SecretBox;
   readonly delivery: HttpDelivery;
   readonly clock: Clock;
+  /** Publishes catalogue events on the bus: `ctx.events.publish(orgId, 'RoleDeleted_v1', members, { tx })`. */
+  readonly events: EventPublisher;
   readonly orgs: OrganizationStore;
   readonly headers: HeaderNames;
   /** The organization guard: `.use(ctx.auth)`, then `{ apiKey: true }` or `{ orgOnly: true }` on a route. */

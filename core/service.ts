@@ -1,6 +1,7 @@
 import type { ElysiaAdapter } from 'elysia';
 import { type Config, ConfigError } from './config.ts';
 import { migrate } from './db/migrate.ts';
+import { createEventPublisher } from './events/publisher.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
 import { orgAuth } from './http/auth.ts';
@@ -91,6 +92,11 @@ export async function composeService(options: ComposeOptions) {
     secrets: ports.secrets,
     delivery: ports.delivery,
     clock: ports.clock,
+    events: createEventPublisher({
+      bus: ports.bus,
+      clock: ports.clock,
+      log: log.child({ component: 'events' }),
+    }),
     orgs,
     headers,
     auth,

@@ -28,6 +28,21 @@ export type ServiceEvent = { event_metadata: EventMetadata } & {
   [member: string]: JsonValue | EventMetadata;
 };
 
+/** One payload member of an event: its name, and whether the spec lets it be absent. */
+export interface EventMember {
+  readonly name: string;
+  readonly optional: boolean;
+}
+
+/** What a sample payload is made from. */
+export interface SampleContext {
+  readonly orgId: string;
+  /** Milliseconds since the Unix epoch: the samples' timestamps are around it. */
+  readonly now: number;
+  /** Used as `analytics_metadata.analytics_correlation_id` when given (a fresh UUID otherwise). */
+  readonly analyticsCorrelationId?: string;
+}
+
 /** One entry of the catalogue. */
 export interface EventDefinition {
   /** Versioned name as in payload definitions, e.g. `MitmAttackDetected_v1`. */
@@ -37,14 +52,19 @@ export interface EventDefinition {
   /** The spec's type number; undefined where the spec does not show it (PermissionsSetToPerson). */
   readonly typeNumber: number | undefined;
   readonly version: number;
-  /** The source this event usually comes from. */
+  /**
+   * The source this service stamps on the event. Where the spec allows two (AuthenticationFailed: SDK or
+   * Cloud) it is the one this server emits from (Cloud); see the catalogue files for each choice.
+   */
   readonly source: EventSourceNumber;
   /** True when a webhook may subscribe to it with an `event` trigger (cloud-provider events may not). */
   readonly triggerable: boolean;
   /** The payload members (without event_metadata). */
   readonly schema: v.GenericSchema<unknown, Record<string, JsonValue>>;
+  /** The payload members in the spec's order, with which of them may be absent. */
+  readonly members: readonly EventMember[];
   /** A realistic sample payload (without event_metadata), valid against `schema`. */
-  sample(context: { orgId: string; now: number; analyticsCorrelationId?: string }): Record<string, JsonValue>;
+  sample(context: SampleContext): Record<string, JsonValue>;
 }
 
 /** Publishes events: validates the payload against the catalogue, fills event_metadata, publishes durably. */
