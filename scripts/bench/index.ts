@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
 import { benchHttp } from './http.ts';
 import { ROOT } from './processes.ts';
@@ -18,6 +19,7 @@ const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const sections: Record<string, () => Promise<string>> = {
   bus: () => benchBus({ n: 20_000, inflight: 256, databaseUrl, natsUrl }),
   http: () => benchHttp({ seconds: 5, concurrency: 64 }),
+  attributes: () => benchAttributes({ seconds: 3, inflight: 32, databaseUrl }),
 };
 
 const results: Record<string, string> = {};

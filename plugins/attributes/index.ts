@@ -1,0 +1,107 @@
+import { badRequest } from '../../core/errors.ts';
+import { defineCapability, definePlugin, providing } from '../../core/plugin.ts';
+import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts';
+import { AttributeErrors, bucketNotFound } from './errors.ts';
+import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
+import { migrations } from './migrations/index.ts';
+import { attributeRoutes } from './routes.ts';
+import { createAttributeStore } from './store.ts';
+
+export type { DeclaredBucket, EndUserPermissions, OrganizationAccess } from './buckets.ts';
+
+export interface AttributesOptions {
+  /**
+   * Buckets every organization has besides the six standard ones. A `read_only` bucket is read by the
+   * organization's API key (403 on writes) and written by the deployment through `attributeStore`.
+   * @default []
+   */
+  buckets?: DeclaredBucket[];
+  /** Attributes one bucket may hold, 1 to 10,000; a request carries at most 1,000 or this many. @default 1000 */
+  maxAttributesPerBucket?: number;
+  /** Custom buckets one organization may create. @default 100 */
+  maxCustomBuckets?: number;
+}
+
+/** What the plugin offers other plugins: the deployment's own access to organizations' attributes. */
+export interface AttributeStoreApi {
+  /** One bucket's attributes (all, or those named that exist); 404 for a bucket the organization lacks. */
+  read(orgId: string, bucket: string, names?: string[]): Promise<Record<string, unknown>>;
+  /**
+   * Writes as the deployment, read-only buckets included, under the same limits as the API.
+   * @param mode `replace` (the default) leaves exactly these attributes; `merge` keeps the others.
+   */
+  write(
+    orgId: string,
+    bucket: string,
+    attributes: Record<string, unknown>,
+    mode?: 'replace' | 'merge',
+  ): Promise<void>;
+}
+
+export const attributeStore = defineCapability<AttributeStoreApi>('attributes');
+
+const positive = (name: string, n: number, max: number) => {
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new Error(`attributes: ${name} must be an integer from 1 to ${max} (got ${n})`);
+  return n;
+};
+
+/**
+ * Organization attributes in named buckets: replace, merge, read and delete, one bucket or several at
+ * once (atomically), values sealed at rest, every write behind the consistency headers.
+ *
+ * @example
+ * defineService({ plugins: [attributes({ buckets: [{ name: 'plan', organizationAccess: 'read_only' }] })] })
+ */
+export const attributes = (options: AttributesOptions = {}) => {
+  // Options are checked when the deployment is defined, not on the first request.
+  const fixed = fixedBuckets(options.buckets ?? []);
+  const maxAttributesPerBucket = positive(
+    'maxAttributesPerBucket',
+    options.maxAttributesPerBucket ?? 1000,
+    10_000,
+  );
+  // A bucket that may hold more than a request may carry could never be replaced whole.
+  const limits = {
+    perBucket: maxAttributesPerBucket,
+    perRequest: Math.max(MAX_ATTRIBUTES_PER_REQUEST, maxAttributesPerBucket),
+  };
+  const maxCustomBuckets = positive('maxCustomBuckets', options.maxCustomBuckets ?? 100, 10_000);
+  return definePlugin({
+    id: 'attributes',
+    migrations,
+    emits: [],
+    setup(ctx) {
+      const store = createAttributeStore({
+        storage: ctx.storage,
+        secrets: ctx.secrets,
+        clock: ctx.clock,
+        fixed,
+        maxAttributesPerBucket,
+        maxCustomBuckets,
+      });
+      const api: AttributeStoreApi = {
+        async read(orgId, bucket, names) {
+          const contents = await store.read(orgId, [bucket], names ?? null);
+          return Object.fromEntries(contents.get(bucket)!);
+        },
+        async write(orgId, bucket, attrs, mode = 'replace') {
+          if (!fixed.has(bucket) && !BUCKET_NAME_RE.test(bucket)) throw bucketNotFound(bucket);
+          const problems = new Problems();
+          const prepared = prepareAttributes(attrs, 'attributes', problems);
+          problems.throwIfAny();
+          if (prepared.length > maxAttributesPerBucket)
+            throw badRequest(
+              AttributeErrors.BUCKET_FULL,
+              `at most ${maxAttributesPerBucket} attributes a bucket`,
+            );
+          await store.write(orgId, [{ bucket, mode, attributes: prepared }]);
+        },
+      };
+      return {
+        routes: attributeRoutes(ctx, store, limits),
+        provides: [providing(attributeStore, api)],
+      };
+    },
+  });
+};

@@ -1,0 +1,141 @@
+import { badRequest } from '../../core/errors.ts';
+import { AttributeErrors, shown } from './errors.ts';
+
+/** An attribute name is 1 to 70 bytes of UTF-8 (the spec's limit counts bytes, not characters). */
+export const MAX_NAME_BYTES = 70;
+/** A value is at most 64 KiB once serialized as compact JSON (as `JSON.stringify` writes it). */
+export const MAX_VALUE_BYTES = 64 * 1024;
+/** Attributes one request may carry over all its buckets (more if a bucket may hold more): a bounded transaction. */
+export const MAX_ATTRIBUTES_PER_REQUEST = 1000;
+/** Buckets one multi-bucket request may name. */
+export const MAX_BUCKETS_PER_REQUEST = 200;
+/** Problems listed in one error message before the rest are counted. */
+const MAX_LISTED = 10;
+
+/** UTF-8 length of a well-formed string, without encoding it. */
+export function utf8Bytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** An attribute checked and serialized: the JSON text is what gets sealed. */
+export interface PreparedAttribute {
+  key: string;
+  json: string;
+}
+
+/** Collects problems, then throws them as one 400 that lists each (the first ten, and a count). */
+export class Problems {
+  private readonly list: string[] = [];
+  add(message: string): void {
+    if (!this.list.includes(message)) this.list.push(message);
+  }
+  get count(): number {
+    return this.list.length;
+  }
+  throwIfAny(code: string = AttributeErrors.INVALID_ATTRIBUTES): void {
+    if (this.list.length === 0) return;
+    const more = this.list.length - MAX_LISTED;
+    throw badRequest(
+      code,
+      this.list.slice(0, MAX_LISTED).join('; ') + (more > 0 ? `; and ${more} more problems` : ''),
+    );
+  }
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why a string cannot be an attribute name, or null when it can. */
+export function nameProblem(name: string): string | null {
+  if (name.length === 0)
+    return `an attribute name must be 1 to ${MAX_NAME_BYTES} bytes of UTF-8 (got an empty name)`;
+  // Postgres text holds neither NUL nor lone surrogates; refusing them keeps every name round-tripping.
+  if (LONE_SURROGATE.test(name))
+    return `attribute name ${shown(name)} is not well-formed Unicode (a lone surrogate)`;
+  if (name.includes('\u0000')) return `attribute name ${shown(name)} contains U+0000, which cannot be stored`;
+  const bytes = utf8Bytes(name);
+  if (bytes > MAX_NAME_BYTES)
+    return `attribute name ${shown(name)} is ${bytes} bytes of UTF-8; the limit is ${MAX_NAME_BYTES} bytes`;
+  return null;
+}
+
+/** What a body holds instead of an object, for messages. */
+export const typeOf = (x: unknown) =>
+  x === undefined ? 'no body' : x === null ? 'null' : Array.isArray(x) ? 'an array' : `a ${typeof x}`;
+export const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A number JSON cannot carry back (`1e400` parses to Infinity and would serialize as null). */
+const rejectNonFinite = (_key: string, value: unknown) => {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('non-finite');
+  return value;
+};
+
+/**
+ * Checks one bucket's attributes against the limits and serializes each value. `where` names the
+ * bucket in messages (`body` for a single bucket, `body.<bucket>` for several).
+ */
+export function prepareAttributes(value: unknown, where: string, problems: Problems): PreparedAttribute[] {
+  if (!isObject(value)) {
+    problems.add(`${where} must be a JSON object of attributes (got ${typeOf(value)})`);
+    return [];
+  }
+  const out: PreparedAttribute[] = [];
+  for (const key of Object.keys(value)) {
+    const bad = nameProblem(key);
+    if (bad) {
+      problems.add(`${where}: ${bad}`);
+      continue;
+    }
+    let json: string;
+    try {
+      json = JSON.stringify(value[key], rejectNonFinite);
+    } catch {
+      problems.add(`${where}: attribute ${shown(key)} holds a number out of range for JSON (such as 1e400)`);
+      continue;
+    }
+    const bytes = utf8Bytes(json);
+    if (bytes > MAX_VALUE_BYTES) {
+      problems.add(
+        `${where}: attribute ${shown(key)} is ${bytes} bytes as JSON; the limit is ${MAX_VALUE_BYTES} bytes (64 KiB)`,
+      );
+      continue;
+    }
+    out.push({ key, json });
+  }
+  return out;
+}
+
+/**
+ * Reads a comma-separated list of names from the query (`?attributes=a,b` or repeated parameters).
+ * Absent or empty means none; an empty name between commas is a 400, as in the reference.
+ */
+export function namesFromQuery(
+  url: string,
+  param: string,
+  check: (name: string) => string | null,
+): string[] | null {
+  const raw = new URL(url).searchParams.getAll(param);
+  if (raw.length === 0 || (raw.length === 1 && raw[0] === '')) return null;
+  const names = raw.join(',').split(',');
+  const problems = new Problems();
+  if (names.length > MAX_ATTRIBUTES_PER_REQUEST)
+    problems.add(`query ${param} lists ${names.length} names; the limit is ${MAX_ATTRIBUTES_PER_REQUEST}`);
+  else
+    for (const name of names) {
+      const bad =
+        name === '' ? `query ${param} must not list an empty name (a,,b or a trailing comma)` : check(name);
+      if (bad) problems.add(name === '' ? bad : `query ${param}: ${bad}`);
+    }
+  problems.throwIfAny(AttributeErrors.INVALID_NAMES);
+  return [...new Set(names)];
+}

@@ -1,0 +1,121 @@
+import { bigint, boolean, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import * as v from 'valibot';
+import { END_USER_PERMISSIONS } from './buckets.ts';
+import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
+
+/**
+ * One row per bucket an organization has written to (standard buckets) or created (custom ones). Every
+ * write takes this row's lock first, so writes to one bucket run one after another and a PUT replaces
+ * the whole set; `version` counts the writes.
+ */
+export const attributeBuckets = pgTable(
+  'attribute_buckets',
+  {
+    orgId: uuid('org_id').notNull(),
+    name: text('name').notNull(),
+    custom: boolean('custom').notNull(),
+    /** Custom buckets only: what end users may do. */
+    endUserPermissions: text('end_user_permissions'),
+    version: bigint('version', { mode: 'number' }).notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.name] })],
+);
+
+/** One row per attribute. The value is its JSON text sealed by the SecretBox, bound to org, bucket and key. */
+export const attributes = pgTable(
+  'attributes',
+  {
+    orgId: uuid('org_id').notNull(),
+    bucket: text('bucket').notNull(),
+    key: text('key').notNull(),
+    value: text('value').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.bucket, t.key] })],
+);
+
+/**
+ * A schema for the OpenAPI document whose validation hands the value through untouched. Valibot's
+ * `record` and `looseObject` drop the keys `__proto__`, `constructor` and `prototype` (a guard against
+ * prototype pollution), and Elysia replaces the body with the validated output; attribute names are
+ * data, so the routes check the raw body themselves (limits.ts) and never copy it into a plain object.
+ */
+export function passThrough<S extends v.GenericSchema>(doc: S): S {
+  const standard = {
+    version: 1 as const,
+    vendor: 'valibot',
+    validate: (value: unknown) => ({ value }),
+  };
+  return Object.defineProperty({ ...doc }, '~standard', { value: standard, enumerable: false }) as S;
+}
+
+const attributesDescription = `Attributes as key-value pairs. A key is 1 to ${MAX_NAME_BYTES} bytes of UTF-8; a value is any JSON value of at most ${MAX_VALUE_BYTES} bytes (64 KiB) serialized.`;
+
+export const AttributesDoc = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.description(attributesDescription),
+  v.metadata({ examples: [{ plan: 'enterprise', seats: 25, tags: ['eu', 'beta'] }] }),
+);
+
+export const BucketedAttributesDoc = v.pipe(
+  v.record(v.string(), AttributesDoc),
+  v.description('Attributes by bucket: bucket names are the top-level keys, their attributes the values.'),
+);
+
+export const AttributesBody = passThrough(AttributesDoc);
+export const BucketedAttributesBody = passThrough(BucketedAttributesDoc);
+export const AttributesResult = passThrough(v.object({ result: AttributesDoc }));
+export const BucketedAttributesResult = passThrough(v.object({ result: BucketedAttributesDoc }));
+
+export const BucketNameParams = v.object({
+  bucket_name: v.pipe(
+    v.string(),
+    v.description('The name of an attribute bucket, such as end_user_read_write.'),
+  ),
+});
+
+/** Elysia splits `a,b` into an array; the routes read the raw query themselves (limits.ts `namesFromQuery`). */
+const nameList = (description: string) =>
+  v.optional(v.pipe(v.union([v.string(), v.array(v.string())]), v.description(description)));
+
+export const AttributeNamesQuery = v.object({
+  attributes: nameList('A comma-separated list of attribute names; absent or empty means every attribute.'),
+});
+
+export const BucketNamesQuery = v.object({
+  buckets: nameList('A comma-separated list of bucket names; absent or empty means every bucket.'),
+});
+
+export const BucketSchema = v.object({
+  name: v.string(),
+  sharing_scope: v.picklist(['organization', 'person_pool']),
+  owner_organization_id: v.pipe(v.string(), v.uuid()),
+  end_user_permissions: v.picklist(END_USER_PERMISSIONS),
+  organization_permissions: v.pipe(
+    v.picklist(['read_write', 'read_only']),
+    v.description("What the organization's API key may do: read_only buckets are written by the deployment."),
+  ),
+  standard: v.pipe(
+    v.boolean(),
+    v.description('Standard buckets exist for every organization; the others were created by this one.'),
+  ),
+});
+
+export const CreateBucketBody = v.object({
+  name: v.pipe(
+    v.string(),
+    v.description(
+      '1 to 64 characters of a-z, 0-9, _ and -; not a standard name, not starting with person_pool-.',
+    ),
+  ),
+  end_user_permissions: v.optional(v.picklist(END_USER_PERMISSIONS), 'no_access'),
+  sharing_scope: v.optional(
+    v.pipe(
+      v.literal('organization'),
+      v.description('Person pools are not supported yet: organization only.'),
+    ),
+    'organization',
+  ),
+});

@@ -1,0 +1,285 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { badRequest, ServiceError } from '../../core/errors.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { SecretBox } from '../../core/ports/secret-box.ts';
+import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import {
+  BUCKET_NAME_RE,
+  type BucketDefinition,
+  customNameProblem,
+  type EndUserPermissions,
+} from './buckets.ts';
+import { AttributeErrors, bucketNotFound, shown } from './errors.ts';
+import type { PreparedAttribute } from './limits.ts';
+import { attributeBuckets, attributes } from './schema.ts';
+
+/** One bucket's part of a write: replace its set, merge into it, or delete names (null: all). */
+export type BucketWrite =
+  | { bucket: string; mode: 'replace' | 'merge'; attributes: PreparedAttribute[] }
+  | { bucket: string; mode: 'delete'; names: string[] | null };
+
+/** Attributes read back, by bucket; each bucket's entries in key order. */
+export type BucketContents = Map<string, Array<[key: string, value: unknown]>>;
+
+export interface AttributeStoreOptions {
+  storage: Storage;
+  secrets: SecretBox;
+  clock: Clock;
+  /** Buckets every organization has (standard and declared), by name. */
+  fixed: ReadonlyMap<string, BucketDefinition>;
+  maxAttributesPerBucket: number;
+  maxCustomBuckets: number;
+}
+
+/** Binds a sealed value to its place, so a value copied to another organization, bucket or key does not open. */
+const contextOf = (orgId: string, bucket: string, key: string) => `attributes:${orgId}:${bucket}:${key}`;
+
+const customBucket = (name: string, endUserPermissions: EndUserPermissions): BucketDefinition => ({
+  name,
+  sharingScope: 'organization',
+  endUserPermissions,
+  organizationAccess: 'read_write',
+  standard: false,
+});
+
+/**
+ * Data access for attribute buckets. Every write runs in one transaction that first locks the row of
+ * each bucket it touches (in name order, so two multi-bucket writes cannot deadlock): writes to a bucket
+ * follow one another, a PUT leaves exactly its own set, and a failure anywhere leaves nothing written.
+ */
+export function createAttributeStore(o: AttributeStoreOptions) {
+  const { storage, secrets, clock, fixed } = o;
+  const now = () => new Date(clock.now()).toISOString();
+  const p = sql.placeholder;
+
+  // Reads are the hot path: prepared once (a statement per filter combination, so each gets its own plan).
+  const selectAttributes = [false, true].map((byBucket) =>
+    [false, true].map((byKey) =>
+      storage.db
+        .select({ bucket: attributes.bucket, key: attributes.key, value: attributes.value })
+        .from(attributes)
+        .where(
+          and(
+            eq(attributes.orgId, p('org')),
+            byBucket ? sql`${attributes.bucket} = any(${p('buckets')}::text[])` : undefined,
+            byKey ? sql`${attributes.key} = any(${p('names')}::text[])` : undefined,
+          ),
+        )
+        .orderBy(attributes.bucket, attributes.key)
+        .prepare(`attributes_read_${Number(byBucket)}${Number(byKey)}`),
+    ),
+  );
+  const selectCustom = [false, true].map((byName) =>
+    storage.db
+      .select({ name: attributeBuckets.name, endUserPermissions: attributeBuckets.endUserPermissions })
+      .from(attributeBuckets)
+      .where(
+        and(
+          eq(attributeBuckets.orgId, p('org')),
+          eq(attributeBuckets.custom, true),
+          byName ? sql`${attributeBuckets.name} = any(${p('buckets')}::text[])` : undefined,
+        ),
+      )
+      .orderBy(attributeBuckets.name)
+      .prepare(`attribute_buckets_custom_${Number(byName)}`),
+  );
+
+  /**
+   * Locks the bucket's row for the rest of the transaction. A standard bucket's row is made on its first
+   * write (an upsert locks the row it inserts or updates); a custom bucket's row exists or the bucket does not.
+   */
+  async function lockBucket(tx: Transaction, orgId: string, bucket: string, at: string) {
+    if (fixed.has(bucket)) {
+      await tx.query(sql`insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
+        values (${orgId}, ${bucket}, false, 1, ${at}, ${at})
+        on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at`);
+      return;
+    }
+    const rows = await tx.query(sql`update attribute_buckets set version = version + 1, updated_at = ${at}
+      where org_id = ${orgId} and name = ${bucket} and custom returning 1`);
+    if (rows.length === 0) throw bucketNotFound(bucket);
+  }
+
+  /**
+   * Writes one bucket's attributes in one statement, under the bucket's lock taken by the statement
+   * before (which, having waited for the lock, lets this one see what the previous holder committed).
+   * `replace` also deletes the keys not sent: both parts touch disjoint keys, so one snapshot serves
+   * both. Answers how many attributes the bucket holds afterwards.
+   */
+  async function writeBucket(
+    tx: Transaction,
+    orgId: string,
+    bucket: string,
+    mode: 'replace' | 'merge',
+    keys: string[],
+    sealed: string[],
+    at: string,
+  ): Promise<number> {
+    const sent = sql`${sql.param(keys)}::text[]`;
+    const [row] = await tx.query<{ n: number }>(sql`with up as (
+        insert into attributes (org_id, bucket, key, value, updated_at)
+        select ${orgId}, ${bucket}, k, v, ${at} from unnest(${sent}, ${sql.param(sealed)}::text[]) as t(k, v)
+        on conflict (org_id, bucket, key) do update set value = excluded.value, updated_at = excluded.updated_at
+      )${
+        mode === 'replace'
+          ? sql`, gone as (delete from attributes where org_id = ${orgId} and bucket = ${bucket} and key <> all(${sent}))
+          select ${keys.length}::int as n`
+          : // Every statement in WITH sees the snapshot before any of them: the rows there, plus the new keys.
+            sql` select ((select count(*) from attributes where org_id = ${orgId} and bucket = ${bucket})
+          + (select count(*) from unnest(${sent}) as s(k) where not exists (select 1 from attributes a
+              where a.org_id = ${orgId} and a.bucket = ${bucket} and a.key = s.k)))::int as n`
+      }`);
+    return row!.n;
+  }
+
+  async function seal(orgId: string, bucket: string, attrs: PreparedAttribute[]): Promise<string[]> {
+    return Promise.all(attrs.map((a) => secrets.seal(a.json, contextOf(orgId, bucket, a.key))));
+  }
+
+  async function open(orgId: string, bucket: string, key: string, sealed: string): Promise<unknown> {
+    try {
+      return JSON.parse(await secrets.open(sealed, contextOf(orgId, bucket, key)));
+    } catch (cause) {
+      throw new ServiceError(
+        500,
+        AttributeErrors.VALUE_UNREADABLE,
+        `attribute ${shown(key)} of bucket ${bucket} does not open: altered at rest, or sealed for another place`,
+        { cause },
+      );
+    }
+  }
+
+  return {
+    /** The bucket every organization has under this name, if any. */
+    fixedBucket: (name: string) => fixed.get(name),
+
+    /** Applies the writes of one request atomically. Values are sealed before the transaction opens. */
+    async write(orgId: string, writes: readonly BucketWrite[]): Promise<void> {
+      const sorted = [...writes].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
+      const sealed = await Promise.all(
+        sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes))),
+      );
+      await storage.transaction(async (tx) => {
+        const at = now();
+        for (const [i, w] of sorted.entries()) {
+          await lockBucket(tx, orgId, w.bucket, at);
+          if (w.mode === 'delete') {
+            await tx.query(
+              w.names === null
+                ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
+                : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
+            );
+            continue;
+          }
+          const keys = w.attributes.map((a) => a.key);
+          const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
+          if (n > o.maxAttributesPerBucket)
+            throw badRequest(
+              AttributeErrors.BUCKET_FULL,
+              `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
+            );
+        }
+      });
+    },
+
+    /**
+     * Reads buckets (null: every bucket of the organization). The attributes come from one statement, so
+     * the answer is one snapshot across the buckets; custom buckets are checked after it, so a bucket
+     * deleted meanwhile is a 404 rather than an empty bucket that never was.
+     */
+    async read(orgId: string, buckets: readonly string[] | null, names: readonly string[] | null) {
+      for (const b of buckets ?? []) if (!fixed.has(b) && !BUCKET_NAME_RE.test(b)) throw bucketNotFound(b);
+      const rows = await selectAttributes[buckets ? 1 : 0]![names ? 1 : 0]!.execute({
+        org: orgId,
+        buckets,
+        names,
+      });
+      const customs = buckets ? buckets.filter((b) => !fixed.has(b)) : null;
+      const found =
+        customs?.length === 0
+          ? []
+          : await selectCustom[customs ? 1 : 0]!.execute({ org: orgId, buckets: customs });
+      const out: BucketContents = new Map();
+      for (const b of buckets ?? fixed.keys()) out.set(b, []);
+      for (const c of found) out.set(c.name, []);
+      for (const b of customs ?? []) if (!found.some((c) => c.name === b)) throw bucketNotFound(b);
+      const pending: Array<Promise<void>> = [];
+      for (const row of rows) {
+        const list = out.get(row.bucket);
+        // Rows of a bucket the deployment no longer declares, or deleted meanwhile, are not shown.
+        if (!list) continue;
+        const entry: [string, unknown] = [row.key, null];
+        list.push(entry);
+        pending.push(
+          open(orgId, row.bucket, row.key, row.value).then((value) => {
+            entry[1] = value;
+          }),
+        );
+      }
+      await Promise.all(pending);
+      return out;
+    },
+
+    /** Every bucket of the organization: the fixed ones, then its custom ones in name order. */
+    async listBuckets(orgId: string): Promise<BucketDefinition[]> {
+      const rows = await selectCustom[0]!.execute({ org: orgId, buckets: null });
+      return [
+        ...fixed.values(),
+        ...rows
+          .filter((r) => !fixed.has(r.name))
+          .map((r) => customBucket(r.name, r.endUserPermissions as EndUserPermissions)),
+      ];
+    },
+
+    /** Creates a custom bucket; 409 when the name is taken, 400 past the organization's allowance. */
+    async createBucket(orgId: string, name: string, endUserPermissions: EndUserPermissions) {
+      const problem = customNameProblem(name);
+      if (problem) throw badRequest(AttributeErrors.INVALID_BUCKET, `body.name: ${problem}`);
+      if (fixed.has(name))
+        throw new ServiceError(
+          409,
+          AttributeErrors.BUCKET_EXISTS,
+          `bucket ${name} is a standard bucket; it exists already`,
+        );
+      return storage.transaction(async (tx) => {
+        // Creations of one organization take turns, so the allowance holds under concurrency.
+        await tx.query(
+          sql`select pg_advisory_xact_lock(hashtextextended(${`attribute-buckets:${orgId}`}, 0))`,
+        );
+        const [row] = await tx.query<{ n: number }>(
+          sql`select count(*)::int as n from attribute_buckets where org_id = ${orgId} and custom`,
+        );
+        if (row!.n >= o.maxCustomBuckets)
+          throw badRequest(
+            AttributeErrors.TOO_MANY_BUCKETS,
+            `this organization has ${row!.n} custom buckets; the limit is ${o.maxCustomBuckets}`,
+          );
+        const at = now();
+        const inserted = await tx.query(sql`insert into attribute_buckets
+          (org_id, name, custom, end_user_permissions, version, created_at, updated_at)
+          values (${orgId}, ${name}, true, ${endUserPermissions}, 0, ${at}, ${at})
+          on conflict (org_id, name) do nothing returning 1`);
+        if (inserted.length === 0)
+          throw new ServiceError(
+            409,
+            AttributeErrors.BUCKET_EXISTS,
+            `bucket ${name} exists already in this organization`,
+          );
+        return customBucket(name, endUserPermissions);
+      });
+    },
+
+    /** Deletes a custom bucket and its attributes, after any write in flight on it. */
+    async deleteBucket(orgId: string, name: string): Promise<void> {
+      await storage.transaction(async (tx) => {
+        const gone = await tx.query(
+          sql`delete from attribute_buckets where org_id = ${orgId} and name = ${name} and custom returning 1`,
+        );
+        if (gone.length === 0) throw bucketNotFound(name);
+        await tx.query(sql`delete from attributes where org_id = ${orgId} and bucket = ${name}`);
+      });
+    },
+  };
+}
+
+export type AttributeStore = ReturnType<typeof createAttributeStore>;

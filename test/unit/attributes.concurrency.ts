@@ -1,0 +1,221 @@
+/** Consistency, concurrency and sealing, part of the attribute buckets' behaviour suite (attributes.behaviour.ts). */
+import { describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import type { CallOptions, TestService } from '../helpers/service.ts';
+import type { AttributesSuiteOptions } from './attributes.behaviour.ts';
+
+const RW = '/organizations/attributes/end_user_read_write';
+
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+export function attributesConcurrency(label: string, o: AttributesSuiteOptions, service: () => TestService) {
+  const call = (method: string, path: string, opts?: CallOptions) => service().call(method, path, opts);
+  const read = async (path = RW) => (await call('GET', path)).json.result;
+
+  describe(`attribute buckets on ${label}: consistency headers`, () => {
+    it('accepts both levels on every write; with one region all_regions waits for what local_region does', async () => {
+      for (const level of ['local_region', 'all_regions']) {
+        const headers = {
+          'Service-Required-Consistency': level,
+          'Service-Required-Consistency-Timeout': '5',
+        };
+        expect((await call('PUT', RW, { body: { level }, headers })).status).toBe(204);
+        // The write is visible on the next read: the commit happened before the answer.
+        expect(await read()).toEqual({ level });
+        expect((await call('PATCH', RW, { body: { more: 1 }, headers })).status).toBe(204);
+        expect((await call('DELETE', `${RW}?attributes=more`, { headers })).status).toBe(204);
+      }
+    });
+
+    it.each([
+      ['Service-Required-Consistency', 'everywhere'],
+      ['Service-Required-Consistency-Timeout', '0'],
+      ['Service-Required-Consistency-Timeout', '121'],
+      ['Service-Required-Consistency-Timeout', '1.5'],
+    ])('answers 400 for %s: %s and writes nothing', async (header, value) => {
+      await call('PUT', RW, { body: { before: 1 } });
+      for (const [method, path, body] of [
+        ['PUT', RW, { after: 1 }],
+        ['PATCH', RW, { after: 1 }],
+        ['PUT', '/organizations/attributes', { end_user_read_write: { after: 1 } }],
+        ['DELETE', RW, undefined],
+      ] as const) {
+        const r = await call(method, path, { ...(body ? { body } : {}), headers: { [header]: value } });
+        expect(r.status).toBe(400);
+        expect(r.json.errors[0].message).toContain(`header ${header} must be`);
+      }
+      expect(await read()).toEqual({ before: 1 });
+    });
+
+    it("answers 408 past the timeout while the bucket's row is locked elsewhere, and the write lands later", async () => {
+      const t = service();
+      await call('PUT', RW, { body: { v: 'before' } });
+      // A fresh key check, cached for 5 s: the request below waits for the bucket's lock, not for auth.
+      t.service.ctx.orgs.forget();
+      await read();
+      const { released } = await o.holdBucketLock(t, t.org.id, 'end_user_read_write', 2500);
+      const started = Date.now();
+      const r = await call('PUT', RW, {
+        body: { v: 'after' },
+        headers: { 'Service-Required-Consistency-Timeout': '1' },
+      });
+      const waited = Date.now() - started;
+      expect(r.status).toBe(408);
+      expect(r.json.errors[0].message).toContain('within 1 s; it may still be applied');
+      expect(waited).toBeGreaterThanOrEqual(990);
+      expect(waited).toBeLessThan(2300);
+      if (o.readsDuringLock) expect(await read()).toEqual({ v: 'before' });
+      await released;
+      expect(await eventually(async () => (await read()).v === 'after')).toBe(true);
+      expect(await read()).toEqual({ v: 'after' });
+    });
+
+    it('answers 204 when the lock is released within the timeout', async () => {
+      const t = service();
+      await call('PUT', RW, { body: { v: 1 } });
+      const { released } = await o.holdBucketLock(t, t.org.id, 'end_user_read_write', 500);
+      const r = await call('PATCH', RW, {
+        body: { w: 2 },
+        headers: { 'Service-Required-Consistency-Timeout': '5' },
+      });
+      expect(r.status).toBe(204);
+      await released;
+      expect(await read()).toEqual({ v: 1, w: 2 });
+    });
+  });
+
+  describe(`attribute buckets on ${label}: concurrent writes`, () => {
+    it('loses no update when many PATCHes to one bucket are in flight at once', async () => {
+      await call('PUT', RW, { body: { base: true } });
+      const n = 40;
+      const answers = await Promise.all(
+        Array.from({ length: n }, (_, i) => call('PATCH', RW, { body: { [`k${i}`]: i, shared: i } })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(n).fill(204));
+      const result = await read();
+      for (let i = 0; i < n; i++) expect(result[`k${i}`]).toBe(i);
+      expect(result.base).toBe(true);
+      expect(Object.keys(result)).toHaveLength(n + 2);
+      // Whichever PATCH came last set `shared`; it is one of the values sent.
+      expect(result.shared).toBeGreaterThanOrEqual(0);
+      expect(result.shared).toBeLessThan(n);
+      await call('PUT', RW, { body: {} });
+    });
+
+    it('leaves exactly one of the sets sent when many PUTs to one bucket are in flight, never a mix', async () => {
+      const n = 40;
+      // Every set shares keys with the others and has keys of its own, and the sets differ in size.
+      const setOf = (i: number) => ({
+        ...Object.fromEntries(Array.from({ length: 5 }, (_, k) => [`shared${k}`, i])),
+        ...Object.fromEntries(Array.from({ length: 1 + (i % 7) }, (_, k) => [`own${i}_${k}`, i])),
+      });
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: n }, (_, i) => call('PUT', RW, { body: setOf(i) })),
+        );
+        expect(answers.map((a) => a.status)).toEqual(Array(n).fill(204));
+        const result = await read();
+        const winner = result.shared0;
+        expect(typeof winner).toBe('number');
+        expect(result).toEqual(setOf(winner));
+      }
+    });
+
+    it('writes several buckets atomically: concurrent readers never see half of a multi-bucket PUT', async () => {
+      const both = (i: number) => ({
+        end_user_read_write: { marker: i, [`only${i}`]: true },
+        end_user_no_access: { marker: i },
+      });
+      await call('PUT', '/organizations/attributes', { body: both(-1) });
+      const reads: Array<Promise<{ json: { result: Record<string, { marker: number }> } }>> = [];
+      const writes = Array.from({ length: 30 }, (_, i) => {
+        reads.push(call('GET', '/organizations/attributes?buckets=end_user_read_write,end_user_no_access'));
+        return call(i % 2 ? 'PUT' : 'PATCH', '/organizations/attributes', { body: both(i) });
+      });
+      expect((await Promise.all(writes)).map((w) => w.status)).toEqual(Array(30).fill(204));
+      for (const r of await Promise.all(reads)) {
+        const { end_user_read_write: a, end_user_no_access: b } = r.json.result;
+        expect(a!.marker).toBe(b!.marker);
+      }
+      const last = (
+        await call('GET', '/organizations/attributes?buckets=end_user_read_write,end_user_no_access')
+      ).json.result;
+      expect(last.end_user_read_write.marker).toBe(last.end_user_no_access.marker);
+      await call('PUT', '/organizations/attributes', {
+        body: { end_user_read_write: {}, end_user_no_access: {} },
+      });
+    });
+
+    it('never deadlocks two multi-bucket writes that name the same buckets in opposite orders', async () => {
+      const forward = { end_user_read_only: { x: 1 }, 'person_pool-end_user_read_only': { x: 1 } };
+      const backward = { 'person_pool-end_user_read_only': { x: 2 }, end_user_read_only: { x: 2 } };
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          call('PUT', '/organizations/attributes', {
+            body: i % 2 ? forward : backward,
+            headers: { 'Service-Required-Consistency-Timeout': '20' },
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(30).fill(204));
+    });
+
+    it('keeps a custom bucket deleted while writes to it are in flight deleted, with its attributes', async () => {
+      await call('POST', '/organizations/attribute-buckets', { body: { name: 'racing' } });
+      const writes = Array.from({ length: 20 }, (_, i) =>
+        call('PATCH', '/organizations/attributes/racing', { body: { [`k${i}`]: i } }),
+      );
+      const deleted = call('DELETE', '/organizations/attribute-buckets/racing');
+      const statuses = (await Promise.all(writes)).map((w) => w.status);
+      expect((await deleted).status).toBe(204);
+      for (const s of statuses) expect([204, 404]).toContain(s);
+      const rows = await service().service.ctx.storage.query(
+        sql`select key from attributes where org_id = ${service().org.id} and bucket = 'racing'`,
+      );
+      expect(rows).toEqual([]);
+    });
+  });
+
+  describe(`attribute buckets on ${label}: values sealed at rest`, () => {
+    it('stores no value in clear, and a sealed value copied to another key or organization does not open', async () => {
+      const t = service();
+      await call('PUT', RW, { body: { card: '4111-1111-1111-1111', other: 'x' } });
+      const rows = await t.service.ctx.storage.query<{ key: string; value: string }>(
+        sql`select key, value from attributes where org_id = ${t.org.id} and bucket = 'end_user_read_write' order by key`,
+      );
+      expect(rows.map((r) => r.key)).toEqual(['card', 'other']);
+      for (const row of rows) {
+        expect(row.value).toStartWith('sb1.');
+        expect(row.value).not.toContain('4111');
+      }
+      // Move card's sealed value under the key `other`: bound to its key, it no longer opens.
+      await t.service.ctx.storage.query(
+        sql`update attributes set value = ${rows[0]!.value} where org_id = ${t.org.id} and bucket = 'end_user_read_write' and key = 'other'`,
+      );
+      const r = await call('GET', `${RW}?attributes=other`);
+      expect(r.status).toBe(500);
+      expect(r.json.errors[0].message).toBe(
+        'attribute "other" of bucket end_user_read_write does not open: altered at rest, or sealed for another place',
+      );
+      expect((await call('GET', `${RW}?attributes=card`)).json.result).toEqual({
+        card: '4111-1111-1111-1111',
+      });
+      // Nor under the same bucket and key of another organization.
+      const other = await t.service.ctx.orgs.create('Thief');
+      await t.service.ctx.storage.query(
+        sql`insert into attributes (org_id, bucket, key, value, updated_at) values (${other.organization.id}, 'end_user_read_write', 'card', ${rows[0]!.value}, now())`,
+      );
+      const stolen = await call('GET', RW, { orgId: other.organization.id, key: other.apiKey });
+      expect(stolen.status).toBe(500);
+      expect(stolen.text).not.toContain('4111');
+      await call('PUT', RW, { body: {} });
+    });
+  });
+}
