@@ -8,6 +8,7 @@ import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
 import { benchHttp } from './http.ts';
 import { ROOT } from './processes.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const args = process.argv.slice(2);
 const write = args.includes('--write');
@@ -20,6 +21,7 @@ const sections: Record<string, () => Promise<string>> = {
   bus: () => benchBus({ n: 20_000, inflight: 256, databaseUrl, natsUrl }),
   http: () => benchHttp({ seconds: 5, concurrency: 64 }),
   attributes: () => benchAttributes({ seconds: 3, inflight: 32, databaseUrl }),
+  webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
 };
 
 const results: Record<string, string> = {};

@@ -1,0 +1,120 @@
+import { Elysia } from 'elysia';
+import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
+import { definePlugin, type Worker } from '../../core/plugin.ts';
+import type { Subscription } from '../../core/ports/event-bus.ts';
+import { createAttemptRecorder } from './attempts.ts';
+import { createHeaderOpener } from './custom-headers.ts';
+import { DELIVERIES_TOPIC, type DeliveryMessage } from './deliveries.ts';
+import { createDeliveryHandler } from './delivery.ts';
+import { createEventCache } from './loader.ts';
+import { migrations } from './migrations/index.ts';
+import { createOperatorStore } from './operator.ts';
+import { createTokenBuckets } from './rate-limit.ts';
+import { retentionWorker } from './retention.ts';
+import { createRouter } from './router.ts';
+import { jwksRoutes } from './routes/jwks.ts';
+import { operatorRoutes } from './routes/operator.ts';
+import { testEventRoutes } from './routes/test-events.ts';
+import { triggerRoutes } from './routes/triggers.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { createWebhookStore } from './store.ts';
+
+export { DELIVERIES_TOPIC } from './deliveries.ts';
+export { WebhookErrors } from './errors.ts';
+
+/** Options of the webhooks plugin. */
+export interface WebhooksOptions {
+  /** Deliveries attempted at once by each replica: signing and HTTP overlap across them. @default 256 */
+  deliveryConcurrency?: number;
+  /** Events fanned out at once by each replica. @default 64 */
+  routerConcurrency?: number;
+  /** Webhooks one organization may have. @default 1000 */
+  maxWebhooks?: number;
+  /** The verification key set's rate limit per organization and replica. @default { perMinute: 30, burst: 60 } */
+  jwksRateLimit?: { perMinute?: number; burst?: number };
+  /** Cache-Control max-age of the verification key set, in seconds. @default 300 */
+  jwksMaxAgeSeconds?: number;
+  /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
+  retentionDays?: number;
+}
+
+// A message's lease must outlast its handler: the longest webhook timeout (20 s), the signature and the
+// record. Leases are counted on the service's clock, and the work is real time, hence the rate.
+const DELIVERY_LEASE_REAL_MS = 30_000;
+const ROUTER_LEASE_REAL_MS = 15_000;
+
+/**
+ * Webhooks: their operations and triggers, the verification key set, test events, and durable signed
+ * delivery of events through the EventBus (router, then one delivery per webhook, retried for 30 min).
+ *
+ * @example
+ * export default defineService({ plugins: [webhooks({ deliveryConcurrency: 512 })] });
+ */
+export const webhooks = (options: WebhooksOptions = {}) =>
+  definePlugin({
+    id: 'webhooks',
+    migrations,
+    setup(ctx) {
+      const log = ctx.log.child({ component: 'webhooks' });
+      const store = createWebhookStore({
+        storage: ctx.storage,
+        secrets: ctx.secrets,
+        clock: ctx.clock,
+        maxWebhooks: options.maxWebhooks ?? 1000,
+      });
+      const operator = createOperatorStore({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock });
+      const buckets = createTokenBuckets({
+        clock: ctx.clock,
+        capacity: options.jwksRateLimit?.burst ?? 60,
+        perMinute: options.jwksRateLimit?.perMinute ?? 30,
+      });
+      const recorder = createAttemptRecorder(ctx.storage);
+      const events = createEventCache();
+      const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
+      const deliver = createDeliveryHandler({
+        storage: ctx.storage,
+        signer: ctx.signer,
+        secrets: ctx.secrets,
+        delivery: ctx.delivery,
+        clock: ctx.clock,
+        log,
+        recorder,
+        issuer: ctx.config.publicBaseUrl,
+        events,
+      });
+      const subscriptions: Subscription[] = [];
+      const worker: Worker = {
+        name: 'webhooks',
+        start() {
+          subscriptions.push(
+            ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, (m) => router.handle(m), {
+              concurrency: options.routerConcurrency ?? 64,
+              leaseMs: ROUTER_LEASE_REAL_MS * ctx.clock.rate,
+            }),
+            ctx.bus.consume<DeliveryMessage>(DELIVERIES_TOPIC, deliver, {
+              concurrency: options.deliveryConcurrency ?? 256,
+              leaseMs: DELIVERY_LEASE_REAL_MS * ctx.clock.rate,
+            }),
+          );
+        },
+        async stop() {
+          // Handlers in flight finish (their records commit) before the bus closes.
+          await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
+          await recorder.flush();
+        },
+      };
+      const openHeaders = createHeaderOpener(ctx.secrets);
+      const days = options.retentionDays ?? 30;
+      const workers = [worker];
+      if (days > 0) workers.push(retentionWorker({ storage: ctx.storage, clock: ctx.clock, log, days }));
+      return {
+        routes: new Elysia()
+          .use(jwksRoutes(ctx, buckets, options.jwksMaxAgeSeconds ?? 300))
+          .use(webhookRoutes(ctx, store, openHeaders))
+          .use(triggerRoutes(ctx, store))
+          .use(operatorRoutes(ctx, store, operator))
+          .use(testEventRoutes(ctx)),
+        workers,
+      };
+    },
+  });

@@ -1,0 +1,111 @@
+import { sql } from 'drizzle-orm';
+import { isUuid } from '../../core/ids.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import { createBatchLoader } from './batch-loader.ts';
+import { batchingFor } from './group-commit.ts';
+
+/** What one attempt needs: the delivery, its webhook (null once deleted) and the event. */
+export interface DeliveryToAttempt {
+  id: string;
+  orgId: string;
+  webhookId: string;
+  eventId: string;
+  triggerType: string;
+  triggerName: string;
+  status: string;
+  attempts: number;
+  firstAttemptAt: number | null;
+  webhook: { targetUrl: string; customHeaders: string | null; timeoutNs: number | null } | null;
+  /** The event; null when it is no longer stored. */
+  content: JsonValue | null;
+}
+
+interface Row {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  trigger_type: string;
+  trigger_name: string;
+  status: string;
+  attempts: number;
+  first_attempt_at: string | number | null;
+  target_url: string | null;
+  custom_headers: string | null;
+  timeout_ns: string | number | null;
+}
+
+/**
+ * Recent events by event_id. An event never changes once stored, so a copy is as good as the row: the
+ * router puts each event it fans out here, and the deliveries of that event (one per webhook, most
+ * often in this same process moments later) read it without a query. A miss reads the database.
+ */
+export function createEventCache(limit = 4096) {
+  const events = new Map<string, JsonValue>();
+  return {
+    get: (id: string) => events.get(id),
+    set(id: string, content: JsonValue) {
+      if (events.size >= limit) events.delete(events.keys().next().value!);
+      events.set(id, content);
+    },
+  };
+}
+
+export type EventCache = ReturnType<typeof createEventCache>;
+
+const arrayOf = (ids: Iterable<string>) => `{${[...ids].join(',')}}`;
+
+/**
+ * Loads deliveries for their attempts, batched (see createBatchLoader): one query for the deliveries
+ * and their webhooks, another only for events the cache does not hold. The webhook is read on every
+ * attempt, never cached, so a deleted webhook gets no further attempt.
+ */
+export function createDeliveryLoader(storage: Storage, cache: EventCache) {
+  async function load(ids: string[]): Promise<Map<string, DeliveryToAttempt>> {
+    const valid = ids.filter(isUuid);
+    const out = new Map<string, DeliveryToAttempt>();
+    if (valid.length === 0) return out;
+    // One text parameter (a Postgres array literal): the statement is the same whatever the batch size.
+    const rows = await storage.query<Row>(sql`
+      select d.id, d.org_id, d.webhook_id, d.event_id, d.trigger_type, d.trigger_name, d.status, d.attempts,
+             d.first_attempt_at, w.target_url, w.custom_headers, w.timeout_ns
+      from webhook_deliveries d
+      left join webhooks w on w.id = d.webhook_id and w.org_id = d.org_id
+      where d.id = any(${arrayOf(valid)}::uuid[])`);
+    const missing = new Set(rows.map((r) => r.event_id).filter((id) => cache.get(id) === undefined));
+    if (missing.size > 0) {
+      const found = await storage.query<{ event_id: string; content: JsonValue | string }>(
+        sql`select event_id, content from webhook_events where event_id = any(${arrayOf(missing)}::uuid[])`,
+      );
+      for (const e of found)
+        cache.set(
+          e.event_id,
+          typeof e.content === 'string' ? (JSON.parse(e.content) as JsonValue) : e.content,
+        );
+    }
+    for (const r of rows)
+      out.set(r.id, {
+        id: r.id,
+        orgId: r.org_id,
+        webhookId: r.webhook_id,
+        eventId: r.event_id,
+        triggerType: r.trigger_type,
+        triggerName: r.trigger_name,
+        status: r.status,
+        attempts: Number(r.attempts),
+        firstAttemptAt: r.first_attempt_at === null ? null : Number(r.first_attempt_at),
+        webhook:
+          r.target_url === null
+            ? null
+            : {
+                targetUrl: r.target_url,
+                customHeaders: r.custom_headers,
+                timeoutNs: r.timeout_ns === null ? null : Number(r.timeout_ns),
+              },
+        content: cache.get(r.event_id) ?? null,
+      });
+    return out;
+  }
+  return createBatchLoader(load, { concurrency: batchingFor(storage).concurrency });
+}

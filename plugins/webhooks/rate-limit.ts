@@ -1,0 +1,65 @@
+import type { Clock } from '../../core/ports/clock.ts';
+
+export interface TokenBucketOptions {
+  /** Tokens a full bucket holds: the burst. @default 60 */
+  capacity?: number;
+  /** Tokens added per minute. @default 30 */
+  perMinute?: number;
+  /** Buckets kept at most; full ones are forgotten first. @default 10000 */
+  maxKeys?: number;
+  clock: Clock;
+}
+
+export type TakeResult = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * Token buckets by key (an organization): each request takes one token; tokens come back at
+ * `perMinute` up to `capacity`. The buckets live in this process, so with several replicas behind a
+ * load balancer an organization may get up to `replicas` times the rate: a bound against abuse of one
+ * replica, not an exact global quota.
+ */
+export function createTokenBuckets(options: TokenBucketOptions) {
+  const capacity = options.capacity ?? 60;
+  const perMs = (options.perMinute ?? 30) / 60_000;
+  const maxKeys = options.maxKeys ?? 10_000;
+  const { clock } = options;
+  const buckets = new Map<string, Bucket>();
+
+  const level = (b: Bucket, now: number) => Math.min(capacity, b.tokens + (now - b.at) * perMs);
+
+  /** Forgets buckets that have refilled: a full bucket and no bucket mean the same. */
+  function sweep(now: number) {
+    for (const [key, b] of buckets) if (level(b, now) >= capacity) buckets.delete(key);
+    // Every bucket is busy: forget the oldest rather than grow without bound.
+    if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
+  }
+
+  return {
+    take(key: string): TakeResult {
+      const now = clock.now();
+      let b = buckets.get(key);
+      if (!b) {
+        if (buckets.size >= maxKeys) sweep(now);
+        b = { tokens: capacity, at: now };
+        buckets.set(key, b);
+      }
+      b.tokens = level(b, now);
+      b.at = now;
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return { ok: true, remaining: Math.floor(b.tokens) };
+      }
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)) };
+    },
+    get size() {
+      return buckets.size;
+    },
+  };
+}
+
+export type TokenBuckets = ReturnType<typeof createTokenBuckets>;

@@ -1,0 +1,86 @@
+import { Elysia } from 'elysia';
+import { CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
+import { base64url, sha256 } from '../../../core/ids.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { Jwks } from '../../../core/ports/signer.ts';
+import type { TokenBuckets } from '../rate-limit.ts';
+import { JwksSchema } from '../schema.ts';
+import { orgOnlySecurity, TAG } from './common.ts';
+
+interface Rendered {
+  body: string;
+  etag: string;
+}
+
+/** True when an If-None-Match header names this strong ETag (or `*`). */
+function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+/**
+ * `GET /organizations/webhooks/verification-jwks`: the organization's ES256 verification keys (current
+ * and, during a rotation, previous), public, so `Service-OrgID` only. Cacheable (Cache-Control and a
+ * strong ETag, 304 on If-None-Match) and rate-limited per organization with a token bucket.
+ */
+export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSeconds: number) {
+  // The signer hands back the same JWKS object while its cache holds, so the body and its digest are
+  // computed once per key set, not per request.
+  const rendered = new WeakMap<Jwks, Promise<Rendered>>();
+  const render = (jwks: Jwks) => {
+    let r = rendered.get(jwks);
+    if (!r) {
+      r = (async () => {
+        const body = JSON.stringify({ keys: jwks.keys });
+        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
+      })();
+      rendered.set(jwks, r);
+    }
+    return r;
+  };
+
+  return new Elysia().use(ctx.auth).get(
+    '/organizations/webhooks/verification-jwks',
+    async ({ org, request }) => {
+      const take = buckets.take(org.id);
+      if (!take.ok)
+        throw new ServiceError(
+          429,
+          CoreErrors.RATE_LIMITED,
+          `the verification key set of organization ${org.id} is limited to 30 requests a minute (bursts of 60); retry after ${take.retryAfterSeconds} s, and cache the keys`,
+          { headers: { 'retry-after': String(take.retryAfterSeconds) } },
+        );
+      const { body, etag } = await render(await ctx.signer.jwks(org.id));
+      const headers = {
+        'cache-control': `public, max-age=${maxAgeSeconds}`,
+        etag,
+        'content-type': 'application/json',
+      };
+      if (matches(request.headers.get('if-none-match'), etag))
+        return new Response(null, { status: 304, headers });
+      return new Response(body, { status: 200, headers });
+    },
+    {
+      orgOnly: true,
+      response: {
+        200: JwksSchema,
+        400: ErrorEnvelopeSchema,
+        404: ErrorEnvelopeSchema,
+        429: ErrorEnvelopeSchema,
+      },
+      detail: {
+        operationId: 'GetOrganizationsWebhooksVerificationJwks',
+        summary: 'Verification key set of webhook requests',
+        description:
+          'The ES256 keys that sign webhook requests, chosen by the JWT header kid. Public: Service-OrgID only. Rate-limited per organization to 30 requests a minute with bursts of 60 (per replica); cache the keys (Cache-Control, ETag and If-None-Match are honoured).',
+        tags: [TAG],
+        security: orgOnlySecurity,
+        responses: { 304: { description: 'Not modified: the ETag still names the current key set' } },
+      },
+    },
+  );
+}

@@ -1,0 +1,128 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { isUuid } from '../../../core/ids.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { OPERATOR_LIMITS, type OperatorStore } from '../operator.ts';
+import {
+  DeliveriesQuery,
+  DeliveryIdParams,
+  DeliverySchema,
+  RecoverSchema,
+  WebhookIdParams,
+} from '../schema.ts';
+import { checkWebhookId, type WebhookStore } from '../store.ts';
+import { apiKeySecurity, consistencyHeaders, consistent, OPERATOR_TAG } from './common.ts';
+
+const PageMeta = v.object({
+  cursor_pagination: v.object({ limit: v.number(), cursor: v.string(), total_count: v.number() }),
+});
+
+function checkDeliveryId(id: string): string {
+  if (!isUuid(id))
+    throw new ServiceError(
+      400,
+      CoreErrors.VALIDATION,
+      `path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`,
+    );
+  return id.toLowerCase();
+}
+
+/** Operator endpoints (API.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. */
+export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deliveries: OperatorStore) {
+  const names = ctx.headers;
+  return new Elysia()
+    .use(ctx.auth)
+    .get(
+      '/organizations/webhooks/:webhook_id/deliveries',
+      async ({ org, params, query }) => {
+        const id = checkWebhookId(params.webhook_id);
+        await webhooks.get(org.id, id);
+        const limit = query.limit === undefined ? OPERATOR_LIMITS.defaultPage : Number(query.limit);
+        if (limit < 1 || limit > OPERATOR_LIMITS.page)
+          throw badRequest(
+            CoreErrors.VALIDATION,
+            `query.limit: must be an integer from 1 to ${OPERATOR_LIMITS.page}`,
+          );
+        const page = await deliveries.list(org.id, id, { limit, status: query.status, cursor: query.cursor });
+        return {
+          meta: { cursor_pagination: { limit, cursor: page.cursor, total_count: page.total } },
+          result: page.deliveries,
+        };
+      },
+      {
+        apiKey: true,
+        params: WebhookIdParams,
+        query: DeliveriesQuery,
+        response: { 200: v.object({ meta: PageMeta, result: v.array(DeliverySchema) }), ...errorResponses },
+        detail: {
+          operationId: 'GetOrganizationsWebhooksWebhookIdDeliveries',
+          summary: "A webhook's deliveries and their attempts",
+          description: `Newest first, each with every attempt (status code, latency, error kind, first bytes of the response). status filters (pending, retrying, succeeded, dropped); limit 1 to ${OPERATOR_LIMITS.page} (default ${OPERATOR_LIMITS.defaultPage}); pass meta.cursor_pagination.cursor back as cursor for the next page (empty when there is none).`,
+          tags: [OPERATOR_TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .post(
+      '/organizations/webhooks/:webhook_id/deliveries/:delivery_id/resend',
+      async ({ org, params, request, set }) => {
+        const id = checkWebhookId(params.webhook_id);
+        const deliveryId = checkDeliveryId(params.delivery_id);
+        await webhooks.get(org.id, id);
+        const made = await consistent(request, names, () => deliveries.resend(org.id, id, deliveryId));
+        set.status = 202;
+        return ok(made);
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        params: DeliveryIdParams,
+        response: { 202: resultOf(DeliverySchema), 409: errorResponses[400], ...errorResponses },
+        detail: {
+          operationId: 'PostOrganizationsWebhooksWebhookIdDeliveriesDeliveryIdResend',
+          summary: 'Resend one delivery',
+          description:
+            'Makes a new delivery of the same event (same sub, fresh jti, a new retry window) and answers it; the original records it as resent_as. 409 while the original is still pending or retrying.',
+          tags: [OPERATOR_TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .post(
+      '/organizations/webhooks/:webhook_id/recover',
+      async ({ org, params, body, request, set }) => {
+        const id = checkWebhookId(params.webhook_id);
+        const since = Date.parse(body.since);
+        if (!/^\d{4}-\d\d-\d\dT/.test(body.since) || Number.isNaN(since))
+          throw new ServiceError(
+            400,
+            CoreErrors.VALIDATION,
+            `body.since: must be an RFC 3339 time (got ${JSON.stringify(body.since)})`,
+          );
+        await webhooks.get(org.id, id);
+        const ids = await consistent(request, names, () => deliveries.recover(org.id, id, since));
+        set.status = 202;
+        return ok({ recovered: ids.length, delivery_ids: ids });
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        params: WebhookIdParams,
+        parse: 'json',
+        body: RecoverSchema,
+        response: {
+          202: resultOf(v.object({ recovered: v.number(), delivery_ids: v.array(v.string()) })),
+          ...errorResponses,
+        },
+        detail: {
+          operationId: 'PostOrganizationsWebhooksWebhookIdRecover',
+          summary: 'Recover failed deliveries since a time',
+          description: `Resends every dropped delivery (failed for good) made at or after since that has not been resent yet, at most ${OPERATOR_LIMITS.recover} a call (call again for more). Answers the new deliveries' ids.`,
+          tags: [OPERATOR_TAG],
+          security: apiKeySecurity,
+        },
+      },
+    );
+}

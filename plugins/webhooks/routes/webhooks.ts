@@ -1,0 +1,175 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { ServiceError } from '../../../core/errors.ts';
+import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
+import { parseTimeout } from '../duration.ts';
+import { WebhookErrors } from '../errors.ts';
+import { webhookJson } from '../present.ts';
+import { WebhookCreateSchema, WebhookIdParams, WebhookPatchSchema, WebhookSchema } from '../schema.ts';
+import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store.ts';
+import { checkTargetUrl } from '../target-url.ts';
+import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG } from './common.ts';
+
+type Patch = v.InferOutput<typeof WebhookPatchSchema>;
+
+/** Applies the rules the schema cannot say; every problem is named with its field. */
+function toInput(body: Patch): WebhookInput {
+  const problems: string[] = [];
+  const input: WebhookInput = {};
+  if (body.name !== undefined) input.name = body.name;
+  if (body.description !== undefined) input.description = body.description;
+  let code: string = WebhookErrors.INVALID_TARGET_URL;
+  if (body.target_url !== undefined) {
+    const check = checkTargetUrl(body.target_url);
+    if (check.ok) input.targetUrl = check.url;
+    else problems.push(`body.target_url: ${check.problem}`);
+  }
+  if (body.timeout !== undefined) {
+    if (body.timeout === null) input.timeoutNs = null;
+    else {
+      const t = parseTimeout(body.timeout);
+      if ('ns' in t) input.timeoutNs = t.ns;
+      else {
+        if (!problems.length) code = WebhookErrors.INVALID_TIMEOUT;
+        problems.push(`body.timeout: ${t.problem}`);
+      }
+    }
+  }
+  if (body.custom_headers !== undefined) {
+    if (body.custom_headers === null) input.customHeaders = null;
+    else {
+      const found = customHeaderProblems(body.custom_headers);
+      if (found.length === 0) input.customHeaders = body.custom_headers;
+      else {
+        if (!problems.length) code = WebhookErrors.INVALID_CUSTOM_HEADERS;
+        problems.push(...found.map((p) => `body.custom_headers: ${p}`));
+      }
+    }
+  }
+  if (problems.length) throw new ServiceError(400, code, problems.join('; '));
+  return input;
+}
+
+/** Create, list, get, update and delete webhooks (API.md; reference organization-webhooks.openapi.yml). */
+export function webhookRoutes(
+  ctx: ServiceContext,
+  store: WebhookStore,
+  openHeaders: ReturnType<typeof createHeaderOpener>,
+) {
+  const present = async (row: WebhookRow) => webhookJson(row, await openHeaders(row.id, row.customHeaders));
+  const names = ctx.headers;
+  const write = { 200: resultOf(WebhookSchema), 409: errorResponses[400], ...errorResponses };
+
+  return new Elysia()
+    .use(ctx.auth)
+    .post(
+      '/organizations/webhooks',
+      async ({ org, body, request, set }) => {
+        const input = toInput(body);
+        const row = await consistent(request, names, () =>
+          store.create(org.id, { ...input, name: body.name, targetUrl: input.targetUrl! }),
+        );
+        set.status = 201;
+        return ok(await present(row));
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        parse: 'json',
+        body: WebhookCreateSchema,
+        response: { 201: resultOf(WebhookSchema), 409: errorResponses[400], ...errorResponses },
+        detail: {
+          operationId: 'PostOrganizationsWebhooks',
+          summary: 'Create a webhook',
+          description:
+            'target_url: https, a host that is neither localhost nor an IP address, no query or fragment, unique in the organization (409 otherwise). timeout: a duration above 0 and at most 20s. custom_headers are sealed at rest.',
+          tags: [TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .get(
+      '/organizations/webhooks',
+      async ({ org }) => ok(await Promise.all((await store.list(org.id)).map(present))),
+      {
+        apiKey: true,
+        response: { 200: resultOf(v.array(WebhookSchema)), ...errorResponses },
+        detail: {
+          operationId: 'GetOrganizationsWebhooks',
+          summary: 'List webhooks',
+          tags: [TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .get(
+      '/organizations/webhooks/:webhook_id',
+      async ({ org, params }) =>
+        ok(await present(await store.get(org.id, checkWebhookId(params.webhook_id)))),
+      {
+        apiKey: true,
+        params: WebhookIdParams,
+        response: { 200: resultOf(WebhookSchema), ...errorResponses },
+        detail: {
+          operationId: 'GetOrganizationsWebhooksWebhookId',
+          summary: 'Get a webhook',
+          tags: [TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .patch(
+      '/organizations/webhooks/:webhook_id',
+      async ({ org, params, body, request }) => {
+        const id = checkWebhookId(params.webhook_id);
+        const input = toInput(body);
+        return ok(await present(await consistent(request, names, () => store.update(org.id, id, input))));
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        params: WebhookIdParams,
+        parse: 'json',
+        body: WebhookPatchSchema,
+        response: write,
+        detail: {
+          operationId: 'PatchOrganizationsWebhooksWebhookId',
+          summary: 'Update a webhook',
+          description:
+            'Same rules as create. custom_headers replaces the stored headers (null or {} removes them); timeout null returns to the defaults.',
+          tags: [TAG],
+          security: apiKeySecurity,
+        },
+      },
+    )
+    .delete(
+      '/organizations/webhooks/:webhook_id',
+      async ({ org, params, request, set }) => {
+        const id = checkWebhookId(params.webhook_id);
+        await consistent(request, names, () => store.remove(org.id, id));
+        set.status = 204;
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        params: WebhookIdParams,
+        detail: {
+          operationId: 'DeleteOrganizationsWebhooksWebhookId',
+          summary: 'Delete a webhook and its triggers',
+          description:
+            'Cannot be undone. Deliveries still pending are dropped (and recorded) when they come up: the webhook is called no more.',
+          tags: [TAG],
+          security: apiKeySecurity,
+          responses: {
+            204: { description: 'Deleted' },
+            400: errorDoc('Bad request'),
+            401: errorDoc('No or bad API key'),
+            403: errorDoc('An API key of another organization'),
+            404: errorDoc('No such webhook'),
+          },
+        },
+      },
+    );
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import * as v from 'valibot';
+import { eventDefinition } from '../../../core/events/index.ts';
+import { startWebhookService, type WebhookTestService } from '../../helpers/webhooks.ts';
+
+let t: WebhookTestService;
+beforeAll(async () => {
+  t = await startWebhookService({ options: { jwksRateLimit: { burst: 5, perMinute: 30 } } });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const JWKS = '/organizations/webhooks/verification-jwks';
+
+describe('the verification key set', () => {
+  it('answers the bare JWKS with Service-OrgID only, cacheable with a strong ETag', async () => {
+    const other = await t.service.ctx.orgs.create('Keys');
+    const r = await t.call('GET', JWKS, { key: null, orgId: other.organization.id });
+    expect(r.status).toBe(200);
+    expect(r.json.keys).toHaveLength(1);
+    expect(r.json.keys[0]).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      alg: 'ES256',
+      use: 'sig',
+      key_ops: ['verify'],
+      kid: expect.any(String),
+      x: expect.any(String),
+      y: expect.any(String),
+    });
+    expect(r.json).not.toHaveProperty('result');
+    expect(r.headers.get('cache-control')).toBe('public, max-age=300');
+    const etag = r.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const again = await t.call('GET', JWKS, {
+      key: null,
+      orgId: other.organization.id,
+      headers: { 'If-None-Match': etag },
+    });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    // A rotation changes the key set, and so the ETag; the previous key stays published.
+    await t.service.ctx.signer.rotate(other.organization.id);
+    const rotated = await t.call('GET', JWKS, {
+      key: null,
+      orgId: other.organization.id,
+      headers: { 'If-None-Match': etag },
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.json.keys).toHaveLength(2);
+    expect(rotated.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('answers 404 for an unknown organization and 400 without the header', async () => {
+    expect(
+      (await t.call('GET', JWKS, { key: null, orgId: '01900000-0000-7000-8000-000000000000' })).status,
+    ).toBe(404);
+    expect((await t.call('GET', JWKS, { key: null, orgId: null })).status).toBe(400);
+  });
+
+  it('is rate-limited per organization, with 429 and Retry-After', async () => {
+    const limited = await t.service.ctx.orgs.create('Limited');
+    const orgId = limited.organization.id;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await t.call('GET', JWKS, { key: null, orgId })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const r = await t.call('GET', JWKS, { key: null, orgId });
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toBe('2');
+    expect(r.json.errors[0]).toEqual({
+      httpcode: 429,
+      message: expect.stringContaining('30 requests a minute'),
+    });
+    // Another organization has a bucket of its own.
+    expect((await t.call('GET', JWKS, { key: null })).status).toBe(200);
+  });
+});
+
+describe('test events', () => {
+  it('answers 201 with events built from the catalogue samples, is_test_event true', async () => {
+    const correlation = crypto.randomUUID();
+    const r = await t.call('POST', '/test-events', {
+      body: [
+        { event_name: 'PersonCreated_v1', count: 2, analytics_correlation_id: correlation },
+        { event_name: 'MitmAttackDetectedV1' },
+        { event_name: 'AWSIAMRoleCreated_v1' },
+      ],
+    });
+    expect(r.status).toBe(201);
+    const events = r.json.result;
+    expect(events).toHaveLength(4);
+    for (const e of events) {
+      const m = e.event_metadata;
+      expect(m.is_test_event).toBe(true);
+      expect(m.organization_id).toBe(t.org.id);
+      expect(m.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+      const { event_metadata: _, ...members } = e;
+      expect(v.safeParse(eventDefinition(m.event_name)!.schema, members).success).toBe(true);
+    }
+    expect(
+      events.map((e: { event_metadata: { event_name: string } }) => e.event_metadata.event_name),
+    ).toEqual(['PersonCreated_v1', 'PersonCreated_v1', 'MitmAttackDetected_v1', 'AWSIAMRoleCreated_v1']);
+    expect(events[0].analytics_metadata.analytics_correlation_id).toBe(correlation);
+    expect(events[0].event_metadata.event_id).not.toBe(events[1].event_metadata.event_id);
+  });
+
+  it('lists a duplicated event twice, with one event_id', async () => {
+    const r = await t.call('POST', '/test-events', {
+      body: [{ event_name: 'RoleCreated_v1', duplicates: true }],
+    });
+    expect(r.status).toBe(201);
+    expect(r.json.result).toHaveLength(2);
+    expect(r.json.result[0]).toEqual(r.json.result[1]);
+  });
+
+  it('answers 400 with clear messages for unknown events and out-of-bounds requests', async () => {
+    const cases: Array<[unknown, string]> = [
+      [
+        [{ event_name: 'Nope_v1' }],
+        'body[0].event_name: "Nope_v1" is not an event of the catalogue; known: AuthenticationSucceeded_v1',
+      ],
+      [[], 'body: must list at least one event'],
+      [
+        Array.from({ length: 51 }, () => ({ event_name: 'RoleCreated_v1' })),
+        'body: must list at most 50 entries',
+      ],
+      [[{ event_name: 'RoleCreated_v1', count: 101 }], 'body[0].count: must be at most 100'],
+      [[{ event_name: 'RoleCreated_v1', count: 0 }], 'body[0].count: must be at least 1'],
+      [[{ event_name: 'RoleCreated_v1', count: 1.5 }], 'body[0].count: must be an integer'],
+      [
+        Array.from({ length: 6 }, () => ({ event_name: 'RoleCreated_v1', count: 50, duplicates: true })),
+        'asks for 600 events (count, twice with duplicates); at most 500 per request',
+      ],
+      [
+        [{ event_name: 'RoleCreated_v1', analytics_correlation_id: 'abc' }],
+        'body[0].analytics_correlation_id: must be a UUID',
+      ],
+      [{ event_name: 'RoleCreated_v1' }, 'body'],
+    ];
+    for (const [body, expected] of cases) {
+      const r = await t.call('POST', '/test-events', { body });
+      expect(r.status).toBe(400);
+      expect(r.json.errors[0].message).toContain(expected);
+    }
+  });
+});
