@@ -1,12 +1,12 @@
+import { createPrivateKey, type KeyObject, sign as signBytes } from 'node:crypto';
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import {
   calculateJwkThumbprint,
   createLocalJWKSet,
   exportJWK,
-  importJWK,
   type JWK,
+  type JWTPayload,
   jwtVerify,
-  SignJWT,
 } from 'jose';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
@@ -26,7 +26,7 @@ export interface LocalKeysOptions {
 
 interface OrgKeys {
   kid: string;
-  privateKey: CryptoKey;
+  privateKey: KeyObject;
   jwks: Jwks;
   verify: ReturnType<typeof createLocalJWKSet>;
   loadedAt: number;
@@ -103,7 +103,7 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
     });
     const current = rows.filter((k) => k.retiredAt === null).at(-1)!;
     const jwk = JSON.parse(await secrets.open(current.privateSealed, context(current.kid))) as JWK;
-    const privateKey = (await importJWK(jwk, 'ES256')) as CryptoKey;
+    const privateKey = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
     // Newest first: verifiers that try keys in order find the current one at once.
     const jwks: Jwks = { keys: rows.map((r) => r.publicJwk as PublicJwk).reverse() };
     const keys: OrgKeys = {
@@ -132,9 +132,7 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
   return {
     async sign(orgId, claims, opts) {
       const keys = await keysFor(orgId);
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' })
-        .sign(keys.privateKey);
+      return signCompact({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' }, claims, keys.privateKey);
     },
     async jwks(orgId) {
       return (await keysFor(orgId)).jwks;
@@ -159,4 +157,14 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
       }
     },
   };
+}
+
+/**
+ * A compact JWS with ES256, signed synchronously by node:crypto: no copy of the claims (jose deep-copies
+ * them, and webhook claims carry whole events) and no hand-off to a WebCrypto worker.
+ */
+function signCompact(header: Record<string, string>, claims: JWTPayload, key: KeyObject): string {
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  const signature = signBytes('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${signature.toString('base64url')}`;
 }

@@ -9,6 +9,7 @@ import type {
   Subscription,
 } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { deleteMessages, rescheduleMessages } from './statements.ts';
 import type { Wakeups } from './wakeups.ts';
 
 interface ConsumerOptions<T> extends ConsumeOptions {
@@ -79,27 +80,20 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
       const acks = batch.filter((s) => s.outcome.kind !== 'retry');
       const retries = batch.filter((s) => s.outcome.kind === 'retry');
       try {
-        if (acks.length) {
-          await o.storage.query(
-            sql`delete from bus_messages where seq in (${sql.join(
-              acks.map((s) => sql`${s.seq}`),
-              sql`, `,
-            )})`,
-          );
-        }
+        if (acks.length) await o.storage.query(deleteMessages(acks.map((s) => s.seq)));
         if (retries.length) {
           const now = o.clock.now();
-          const values = sql.join(
-            retries.map(
-              (s) =>
-                sql`(${s.seq}::bigint, ${s.token}::uuid, ${now + (s.outcome as { delayMs: number }).delayMs}::bigint)`,
+          await o.storage.query(
+            rescheduleMessages(
+              retries.map((s) => ({
+                seq: s.seq,
+                token: s.token,
+                at: now + (s.outcome as { delayMs: number }).delayMs,
+              })),
             ),
-            sql`, `,
           );
-          await o.storage.query(sql`
-            update bus_messages m set available_at = v.at, lease_token = null
-            from (values ${values}) as v(seq, token, at)
-            where m.seq = v.seq and m.lease_token = v.token`);
+          // The loop may be idling past the new due time: let it look again.
+          o.wakeups.wake(o.topic);
         }
       } catch (err) {
         // Unsettled messages come back after their lease: at least once, never lost.

@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import { uuidv7 } from '../../core/ids.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -13,7 +12,7 @@ import { BusError, TOPIC_RE } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
-import { busMessages } from './schema.ts';
+import { insertMessages, type QueueRow } from './statements.ts';
 import { Wakeups } from './wakeups.ts';
 
 export { migrations as pgQueueMigrations };
@@ -39,7 +38,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
   const wakeups = new Wakeups();
   const subscriptions = new Set<Subscription>();
   let pending: Array<{
-    rows: (typeof busMessages.$inferInsert)[];
+    rows: QueueRow[];
     topics: Set<string>;
     resolve: () => void;
     reject: (e: unknown) => void;
@@ -51,13 +50,15 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
     if (!TOPIC_RE.test(topic))
       throw new BusError('INVALID_TOPIC', `topic ${JSON.stringify(topic)} must match ${TOPIC_RE}`);
     const now = clock.now();
-    return messages.map((m) => ({
-      topic,
-      msgId: m.id ?? uuidv7(now),
-      payload: m.payload,
-      availableAt: now,
-      publishedAt: now,
-    }));
+    return messages.map(
+      (m): QueueRow => ({
+        topic,
+        msg_id: m.id ?? uuidv7(now),
+        payload: m.payload,
+        available_at: now,
+        published_at: now,
+      }),
+    );
   };
 
   async function flush(): Promise<void> {
@@ -66,13 +67,8 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
       pending = [];
       const topics = new Set(batch.flatMap((b) => [...b.topics]));
       try {
-        await storage.transaction(async (tx) => {
-          await tx.db
-            .insert(busMessages)
-            .values(batch.flatMap((b) => b.rows))
-            .onConflictDoNothing();
-          for (const t of topics) await tx.query(sql`select pg_notify(${channelOf(t)}, '')`);
-        });
+        // One statement: atomic on its own, and its NOTIFY goes out when it commits.
+        await storage.query(insertMessages(batch.flatMap((b) => b.rows)));
         for (const t of topics) wakeups.wake(t);
         for (const b of batch) b.resolve();
       } catch (cause) {
@@ -90,8 +86,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
       if (messages.length === 0) return;
       const rows = rowsFor(topic, messages);
       if (opts?.tx) {
-        await opts.tx.db.insert(busMessages).values(rows).onConflictDoNothing();
-        await opts.tx.query(sql`select pg_notify(${channelOf(topic)}, '')`);
+        await opts.tx.query(insertMessages(rows));
         opts.tx.afterCommit(() => wakeups.wake(topic));
         return;
       }
