@@ -9,6 +9,7 @@ import type {
   Subscription,
 } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { yieldToEventLoop } from '../../core/runtime.ts';
 import { deleteMessages, rescheduleMessages } from './statements.ts';
 import type { Wakeups } from './wakeups.ts';
 
@@ -159,7 +160,11 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
         }
         const { rows, token } = await claim(free);
         for (const row of rows) run(row, token);
-        if (rows.length > 0) continue;
+        if (rows.length > 0) {
+          // With a backlog this loop could run on microtasks alone (PGlite); give I/O its turn.
+          await yieldToEventLoop();
+          continue;
+        }
         const due = await nextDue();
         const wait = due === null ? o.pollMs : Math.min(o.pollMs, realMs(o.clock, due));
         if (running) await idle(Math.max(1, wait));

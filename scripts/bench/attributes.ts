@@ -3,6 +3,7 @@ import { createPgliteStorage } from '../../adapters/pglite/index.ts';
 import { createPostgresStorage } from '../../adapters/postgres/index.ts';
 import { loadConfig } from '../../core/config.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { yieldToEventLoop } from '../../core/runtime.ts';
 import { createService } from '../../entry/create-service.ts';
 import { attributes } from '../../plugins/attributes/index.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
@@ -30,6 +31,8 @@ async function rate(
         const s = performance.now();
         await op(worker);
         latencies.push(performance.now() - s);
+        // A request arrives from the network: let the event loop turn between them, as a server does.
+        await yieldToEventLoop();
       }
     }),
   );
