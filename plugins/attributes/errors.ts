@@ -16,6 +16,8 @@ export const AttributeErrors = {
   BUCKET_READ_ONLY: 'BUCKET_READ_ONLY',
   /** 403: a standard bucket exists for every organization and cannot be deleted. */
   BUCKET_STANDARD: 'BUCKET_STANDARD',
+  /** 403: the bucket belongs to another organization. */
+  BUCKET_OF_ANOTHER_ORGANIZATION: 'BUCKET_OF_ANOTHER_ORGANIZATION',
   /** 404: no bucket of this name exists for the organization. */
   BUCKET_NOT_FOUND: 'BUCKET_NOT_FOUND',
   /** 409: a bucket of this name already exists for the organization. */
@@ -36,6 +38,13 @@ export const bucketNotFound = (name: string) =>
     404,
     AttributeErrors.BUCKET_NOT_FOUND,
     `no attribute bucket ${shown(name)} in this organization`,
+  );
+
+export const bucketOfAnotherOrganization = (name: string) =>
+  new ServiceError(
+    403,
+    AttributeErrors.BUCKET_OF_ANOTHER_ORGANIZATION,
+    `attribute bucket ${shown(name)} belongs to another organization; this organization may not use it`,
   );
 
 export const bucketReadOnly = (name: string, what = 'written') =>

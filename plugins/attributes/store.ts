@@ -9,7 +9,7 @@ import {
   customNameProblem,
   type EndUserPermissions,
 } from './buckets.ts';
-import { AttributeErrors, bucketNotFound, shown } from './errors.ts';
+import { AttributeErrors, bucketNotFound, bucketOfAnotherOrganization, shown } from './errors.ts';
 import type { PreparedAttribute } from './limits.ts';
 import { attributeBuckets, attributes } from './schema.ts';
 
@@ -97,7 +97,15 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     }
     const rows = await tx.query(sql`update attribute_buckets set version = version + 1, updated_at = ${at}
       where org_id = ${orgId} and name = ${bucket} and custom returning 1`);
-    if (rows.length === 0) throw bucketNotFound(bucket);
+    if (rows.length === 0) throw await absent(tx, bucket);
+  }
+
+  /** A custom bucket this organization lacks: 403 when another organization has it (the issue's rule), else 404. */
+  async function absent(db: Pick<Transaction, 'query'>, bucket: string) {
+    const other = await db.query(
+      sql`select 1 from attribute_buckets where name = ${bucket} and custom limit 1`,
+    );
+    return other.length > 0 ? bucketOfAnotherOrganization(bucket) : bucketNotFound(bucket);
   }
 
   /**
@@ -202,7 +210,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       const out: BucketContents = new Map();
       for (const b of buckets ?? fixed.keys()) out.set(b, []);
       for (const c of found) out.set(c.name, []);
-      for (const b of customs ?? []) if (!found.some((c) => c.name === b)) throw bucketNotFound(b);
+      for (const b of customs ?? []) if (!found.some((c) => c.name === b)) throw await absent(storage, b);
       const pending: Array<Promise<void>> = [];
       for (const row of rows) {
         const list = out.get(row.bucket);
@@ -275,7 +283,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         const gone = await tx.query(
           sql`delete from attribute_buckets where org_id = ${orgId} and name = ${name} and custom returning 1`,
         );
-        if (gone.length === 0) throw bucketNotFound(name);
+        if (gone.length === 0) throw await absent(tx, name);
         await tx.query(sql`delete from attributes where org_id = ${orgId} and bucket = ${name}`);
       });
     },

@@ -372,7 +372,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       expect(r.json.errors[0].message).toBe('this organization has 3 custom buckets; the limit is 3');
     });
 
-    it("answers 404, never data, for another organization's custom bucket", async () => {
+    it("answers 403, never data, for another organization's custom bucket", async () => {
       const owner = await anotherOrganization('Owner');
       await call('POST', BUCKETS, { ...owner.as, body: { name: 'secret_stuff' } });
       await call('PUT', '/organizations/attributes/secret_stuff', { ...owner.as, body: { s: 'hidden' } });
@@ -386,7 +386,8 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
         ['DELETE', `${BUCKETS}/secret_stuff`, {}],
       ] as const) {
         const r = await call(method, path, opts);
-        expect(r.status).toBe(404);
+        expect([method, path, r.status]).toEqual([method, path, 403]);
+        expect(r.json.errors[0].message).toContain('belongs to another organization');
         expect(r.text).not.toContain('hidden');
       }
       const list = await call('GET', BUCKETS);
