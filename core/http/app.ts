@@ -3,7 +3,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { parseConsistency } from './consistency.ts';
+import { markArrival, parseConsistency } from './consistency.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { formatIssues } from './validation.ts';
@@ -106,7 +106,10 @@ export function createHttpApp(options: HttpAppOptions) {
       const id = given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
       info.set(request, { id, start: performance.now() });
       set.headers['x-request-id'] = id;
-      if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
+      if (MUTATING.has(request.method)) {
+        parseConsistency(request.headers, names);
+        markArrival(request);
+      }
     })
     .onError(({ code, error, request, set }) => {
       const { status, body, headers } = toEnvelope(code, error, request);

@@ -37,11 +37,21 @@ export function parseConsistency(headers: Headers, names: HeaderNames): Consiste
   return { level: (level as ConsistencyLevel | null) ?? DEFAULT_CONSISTENCY.level, timeoutMs };
 }
 
+const arrivals = new WeakMap<Request, number>();
+
+/** Notes when a request arrived: its consistency timeout counts from then (the HTTP app calls this). */
+export const markArrival = (request: Request): void => void arrivals.set(request, performance.now());
+
 /**
  * Runs a write that must be durable and visible to every replica before the response. Past the
- * timeout the caller gets 408 while the write goes on and may still land.
+ * timeout (counted from `startedAt`) the caller gets 408 while the write goes on and may still land.
  */
-export async function withConsistency<T>(consistency: Consistency, write: () => Promise<T>): Promise<T> {
+export async function withConsistency<T>(
+  consistency: Consistency,
+  write: () => Promise<T>,
+  startedAt: number = performance.now(),
+): Promise<T> {
+  const remaining = Math.max(0, consistency.timeoutMs - (performance.now() - startedAt));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const work = write();
   const timeout = new Promise<never>((_, reject) => {
@@ -54,7 +64,7 @@ export async function withConsistency<T>(consistency: Consistency, write: () => 
             `the write did not reach ${consistency.level} consistency within ${consistency.timeoutMs / 1000} s; it may still be applied`,
           ),
         ),
-      consistency.timeoutMs,
+      remaining,
     );
   });
   // The write continues after a timeout; its eventual failure must not become an unhandled rejection.
@@ -64,4 +74,18 @@ export async function withConsistency<T>(consistency: Consistency, write: () => 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The state-changing request's write under its consistency headers, the timeout counted from the
+ * request's arrival (time spent on authentication or waiting for the database counts too).
+ *
+ * @example await consistentWrite(request, ctx.headers, () => store.save(orgId, value));
+ */
+export function consistentWrite<T>(
+  request: Request,
+  names: HeaderNames,
+  write: () => Promise<T>,
+): Promise<T> {
+  return withConsistency(parseConsistency(request.headers, names), write, arrivals.get(request));
 }

@@ -2,7 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { badRequest } from '../../core/errors.ts';
-import { parseConsistency, withConsistency } from '../../core/http/consistency.ts';
+import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
@@ -150,7 +150,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   }
 
   const write = (request: Request, orgId: string, writes: BucketWrite[]) =>
-    withConsistency(parseConsistency(request.headers, ctx.headers), () => store.write(orgId, writes));
+    consistentWrite(request, ctx.headers, () => store.write(orgId, writes));
 
   const attributeNames = (request: Request) => namesFromQuery(request.url, 'attributes', nameProblem);
 
@@ -339,7 +339,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
       .post(
         '/organizations/attribute-buckets',
         async ({ org, body, request, set }) => {
-          const created = await withConsistency(parseConsistency(request.headers, ctx.headers), () =>
+          const created = await consistentWrite(request, ctx.headers, () =>
             store.createBucket(org.id, body.name, body.end_user_permissions),
           );
           set.status = 201;
@@ -371,9 +371,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         async ({ org, params, request, set }) => {
           const name = params.bucket_name;
           if (store.fixedBucket(name)) throw standardBucket(name);
-          await withConsistency(parseConsistency(request.headers, ctx.headers), () =>
-            store.deleteBucket(org.id, name),
-          );
+          await consistentWrite(request, ctx.headers, () => store.deleteBucket(org.id, name));
           set.status = 204;
         },
         {

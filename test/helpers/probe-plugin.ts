@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { parseConsistency, withConsistency } from '../../core/http/consistency.ts';
+import { consistentWrite } from '../../core/http/consistency.ts';
 import { ok } from '../../core/http/envelope.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 
@@ -34,8 +34,7 @@ export const probePlugin = (state: { started: number; stopped: number } = { star
         .post(
           '/probe/items',
           async ({ body, request, set, org }) => {
-            const consistency = parseConsistency(request.headers, ctx.headers);
-            await withConsistency(consistency, () =>
+            await consistentWrite(request, ctx.headers, () =>
               ctx.storage.transaction(async (tx) => {
                 // A wait inside the transaction (PGlite runs pg_sleep synchronously and would block the event loop).
                 if (body.slow_ms) await new Promise((r) => setTimeout(r, body.slow_ms));

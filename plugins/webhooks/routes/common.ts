@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseConsistency, withConsistency } from '../../../core/http/consistency.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
 import type { HeaderNames } from '../../../core/http/headers.ts';
 
 export const TAG = 'Organization Webhooks';
@@ -48,7 +48,7 @@ export const errorDoc = (description: string) => ({
 
 /** Runs a write under the request's consistency headers (validated already by the HTTP conventions). */
 export const consistent = <T>(request: Request, names: HeaderNames, write: () => Promise<T>): Promise<T> =>
-  withConsistency(parseConsistency(request.headers, names), write);
+  consistentWrite(request, names, write);
 
 export const apiKeySecurity = [{ orgId: [], apiKey: [] }];
 export const orgOnlySecurity = [{ orgId: [] }];
