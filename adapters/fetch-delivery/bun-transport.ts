@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
+import { createGate } from './gate.ts';
 import {
   type PinnedRequest,
   readCapped,
@@ -8,32 +9,75 @@ import {
   urlHost,
 } from './transport.ts';
 
+/** Requests in their first YOUNG_MS at once: the idle TLS connections Bun pools (see createGate). */
+const POOLED_TLS_CONNECTIONS = 64;
+const YOUNG_MS = 50;
+/** Sessions kept at most: one per server name delivered to lately, each with its keep-alive pool. */
+const MAX_SESSIONS = 256;
+
 /**
  * Bun's fetch, pinned: it connects to the vetted IP literal, sends the original Host header, and takes
  * `tls.serverName` for both SNI and certificate verification (checked on Bun 1.4.5: a certificate for
  * hooks.test verifies at 127.0.0.1 with serverName hooks.test and fails with any other name, even over a
- * warm keep-alive connection). Bun pools keep-alive connections itself, so there is nothing to close.
+ * warm keep-alive connection).
+ *
+ * The TLS options live on a `Bun.FetchSession` per server name rather than on each request: Bun then
+ * builds the TLS context (the CA bundle parsed, SNI set) once per session instead of once per request,
+ * which halved the CPU of a POST (90 to 53 us, 15k to 22k POSTs/s with an extra CA on loopback). A
+ * session never shares its connections with another, so a connection verified for one name is never
+ * reused for another. The least recently used session is closed beyond MAX_SESSIONS (its requests in
+ * flight finish).
  */
 export function createBunTransport(options: TransportOptions): Transport {
   const ca = trustedCa(options.extraCaPem);
+  const sessions = new Map<string, Bun.FetchSession>();
+  const gate = createGate(POOLED_TLS_CONNECTIONS, YOUNG_MS);
+
+  function sessionFor(serverName: string | undefined): Bun.FetchSession {
+    const key = serverName ?? '';
+    let session = sessions.get(key);
+    if (session) {
+      // Most recently used last: the first entry is the one to evict.
+      sessions.delete(key);
+      sessions.set(key, session);
+      return session;
+    }
+    session = new Bun.FetchSession({
+      tls: { ...(serverName ? { serverName } : {}), ...(ca ? { ca } : {}) },
+    });
+    sessions.set(key, session);
+    if (sessions.size > MAX_SESSIONS) {
+      const [oldest, evicted] = sessions.entries().next().value!;
+      sessions.delete(oldest);
+      evicted.close();
+    }
+    return session;
+  }
+
   return {
     name: 'bun-fetch',
     async send(request: PinnedRequest) {
-      const response = await fetch(`https://${urlHost(request.address)}:${request.port}${request.path}`, {
-        method: 'POST',
-        headers: [['host', request.host], ...request.headers],
-        body: request.body,
-        redirect: 'manual',
-        signal: request.signal,
-        tls: {
-          ...(request.serverName ? { serverName: request.serverName } : {}),
-          ...(ca ? { ca } : {}),
-        },
-      });
-      const { body, truncated } = await readCapped(response.body, request.maxResponseBytes);
-      return { status: response.status, body, truncated };
+      const leave = await gate.enter(request.signal);
+      try {
+        const response = await fetch(`https://${urlHost(request.address)}:${request.port}${request.path}`, {
+          method: 'POST',
+          headers: [['host', request.host], ...request.headers],
+          body: request.body,
+          redirect: 'manual',
+          signal: request.signal,
+          session: sessionFor(request.serverName),
+        });
+        const { body, truncated } = await readCapped(response.body, request.maxResponseBytes);
+        return { status: response.status, body, truncated };
+      } finally {
+        // The body is read: the connection is back in the pool for the next request to take.
+        leave();
+      }
     },
-    async close() {},
+    async close() {
+      for (const session of sessions.values()) session.close();
+      sessions.clear();
+    },
   };
 }
 
@@ -43,8 +87,7 @@ export function createBunTransport(options: TransportOptions): Transport {
  */
 function trustedCa(extraCaPem: string | undefined): Buffer | undefined {
   if (!extraCaPem || loadedAtStartup(extraCaPem)) return undefined;
-  // Bun re-reads the CA option on every request: one pre-joined buffer costs a third less than an array
-  // of strings, and skipping the option (above) is four times faster still, hence that check.
+  // One pre-joined buffer: Bun parses it once per session (an array of strings costs a third more).
   return Buffer.from([...rootCertificates, extraCaPem].join('\n'));
 }
 

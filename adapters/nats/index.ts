@@ -9,7 +9,7 @@ import { openJetStream, redactServers } from './connection.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
 import { startOutboxRelay } from './outbox-relay.ts';
-import { busOutbox } from './schema.ts';
+import { insertOutbox } from './statements.ts';
 import { Topology } from './streams.ts';
 
 export { migrations as natsOutboxMigrations };
@@ -119,7 +119,10 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
               `message ${r.msgId} is ${size} bytes, more than the ${max} the NATS server accepts`,
             );
         }
-        await opts.tx.db.insert(busOutbox).values(rows);
+        await insertOutbox(
+          opts.tx.db,
+          rows.map((r) => ({ topic: r.topic, msg_id: r.msgId, payload: r.payload })),
+        );
         opts.tx.afterCommit(() => relay?.kick());
         return;
       }

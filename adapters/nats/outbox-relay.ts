@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm';
 import type { Logger } from '../../core/log.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { claimOutbox, deleteOutbox } from './statements.ts';
 import type { Topology } from './streams.ts';
 import { backoffMs, pause, Signal } from './timing.ts';
 
@@ -23,13 +22,6 @@ export interface OutboxRelay {
   kick(): void;
   /** Stops after the batch in progress (its rows are moved or stay, never half). */
   stop(): Promise<void>;
-}
-
-interface OutboxRow {
-  seq: number | string;
-  topic: string;
-  msg_id: string;
-  payload: JsonValue;
 }
 
 /** Postgres says `undefined_table` somewhere in the error's cause chain. */
@@ -54,21 +46,16 @@ export function startOutboxRelay(o: RelayOptions): OutboxRelay {
   /** One batch: returns how many rows were claimed; throws, after committing the moved ones, if some failed. */
   async function relayBatch(): Promise<number> {
     const { claimed, failure } = await o.storage.transaction(async (tx) => {
-      const rows = await tx.query<OutboxRow>(sql`
-        select seq, topic, msg_id, payload from bus_outbox
-        order by seq limit ${o.batchSize}
-        for update skip locked`);
+      const rows = await claimOutbox(tx.db, o.batchSize);
       if (rows.length === 0) return { claimed: 0, failure: undefined };
       const results = await Promise.allSettled(
         rows.map((r) => o.topology.publish(r.topic, r.msg_id, r.payload)),
       );
       const moved = rows.filter((_, i) => results[i]!.status === 'fulfilled');
       if (moved.length > 0)
-        await tx.query(
-          sql`delete from bus_outbox where seq in (${sql.join(
-            moved.map((r) => sql`${r.seq}`),
-            sql`, `,
-          )})`,
+        await deleteOutbox(
+          tx.db,
+          moved.map((r) => r.seq),
         );
       const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       return {

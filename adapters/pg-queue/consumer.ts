@@ -1,16 +1,15 @@
-import { sql } from 'drizzle-orm';
 import type { Logger } from '../../core/log.ts';
 import { type Clock, realMs } from '../../core/ports/clock.ts';
-import type {
-  ConsumeOptions,
-  Handler,
-  JsonValue,
-  Outcome,
-  Subscription,
-} from '../../core/ports/event-bus.ts';
+import type { ConsumeOptions, Handler, Outcome, Subscription } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { yieldToEventLoop } from '../../core/runtime.ts';
-import { deleteMessages, rescheduleMessages } from './statements.ts';
+import {
+  type ClaimedRow,
+  claimMessages,
+  deleteMessages,
+  nextDueAt,
+  rescheduleMessages,
+} from './statements.ts';
 import type { Wakeups } from './wakeups.ts';
 
 interface ConsumerOptions<T> extends ConsumeOptions {
@@ -24,18 +23,12 @@ interface ConsumerOptions<T> extends ConsumeOptions {
   pollMs: number;
 }
 
-interface Claimed {
-  seq: number;
-  msg_id: string;
-  payload: JsonValue;
-  attempts: number;
-}
-
 type Settlement = { seq: number; token: string; outcome: Outcome };
 
 /** One consumer loop: claim up to the free concurrency, run handlers, settle their outcomes in batches. */
 export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
   const concurrency = o.concurrency ?? 32;
+  const refill = Math.max(1, Math.floor(concurrency / 4));
   const leaseMs = o.leaseMs ?? 30_000;
   const errorRetryMs = o.errorRetryMs ?? 1000;
   const log = o.log.child({ component: 'pg-queue', topic: o.topic });
@@ -47,31 +40,18 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
   let unlisten: (() => Promise<void>) | undefined;
   let slot: (() => void) | undefined;
 
-  async function claim(n: number): Promise<{ rows: Claimed[]; token: string }> {
+  async function claim(n: number): Promise<{ rows: ClaimedRow[]; token: string }> {
     const token = crypto.randomUUID();
     const now = o.clock.now();
-    const rows = await o.storage.query<Claimed>(sql`
-      with c as (
-        select seq from bus_messages
-        where topic = ${o.topic} and available_at <= ${now}
-        order by available_at, seq
-        limit ${n}
-        for update skip locked
-      )
-      update bus_messages m
-      set attempts = m.attempts + 1, available_at = ${now + leaseMs}, lease_token = ${token}
-      from c where m.seq = c.seq
-      returning m.seq, m.msg_id, m.payload, m.attempts`);
+    const rows = await claimMessages(o.storage.db, o.topic, now, n, now + leaseMs, token);
     rows.sort((a, b) => Number(a.seq) - Number(b.seq));
     return { rows, token };
   }
 
   /** Milliseconds (on the clock) until the earliest message of the topic becomes claimable. */
   async function nextDue(): Promise<number | null> {
-    const [row] = await o.storage.query<{ at: string | number | null }>(
-      sql`select min(available_at) as at from bus_messages where topic = ${o.topic}`,
-    );
-    return row?.at == null ? null : Number(row.at) - o.clock.now();
+    const at = await nextDueAt(o.storage.db, o.topic);
+    return at === null ? null : at - o.clock.now();
   }
 
   async function settle(): Promise<void> {
@@ -81,17 +61,20 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
       const acks = batch.filter((s) => s.outcome.kind !== 'retry');
       const retries = batch.filter((s) => s.outcome.kind === 'retry');
       try {
-        if (acks.length) await o.storage.query(deleteMessages(acks.map((s) => s.seq)));
+        if (acks.length)
+          await deleteMessages(
+            o.storage.db,
+            acks.map((s) => s.seq),
+          );
         if (retries.length) {
           const now = o.clock.now();
-          await o.storage.query(
-            rescheduleMessages(
-              retries.map((s) => ({
-                seq: s.seq,
-                token: s.token,
-                at: now + (s.outcome as { delayMs: number }).delayMs,
-              })),
-            ),
+          await rescheduleMessages(
+            o.storage.db,
+            retries.map((s) => ({
+              seq: s.seq,
+              token: s.token,
+              at: now + (s.outcome as { delayMs: number }).delayMs,
+            })),
           );
           // The loop may be idling past the new due time: let it look again.
           o.wakeups.wake(o.topic);
@@ -113,7 +96,7 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
     settling ??= Promise.resolve().then(settle);
   }
 
-  function run(row: Claimed, token: string) {
+  function run(row: ClaimedRow, token: string) {
     inflight++;
     const p = (async () => {
       let outcome: Outcome;
@@ -154,7 +137,9 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
     while (running) {
       try {
         const free = concurrency - inflight;
-        if (free <= 0) {
+        // Busy: claim again once a quarter of the slots is free, not slot by slot. Each claim is a
+        // statement whatever its size, and one per freed slot made claims of one or two messages.
+        if (free <= 0 || (free < refill && inflight > 0)) {
           await idle(o.pollMs);
           continue;
         }

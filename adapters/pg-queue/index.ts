@@ -68,7 +68,10 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
       const topics = new Set(batch.flatMap((b) => [...b.topics]));
       try {
         // One statement: atomic on its own, and its NOTIFY goes out when it commits.
-        await storage.query(insertMessages(batch.flatMap((b) => b.rows)));
+        await insertMessages(
+          storage.db,
+          batch.flatMap((b) => b.rows),
+        );
         for (const t of topics) wakeups.wake(t);
         for (const b of batch) b.resolve();
       } catch (cause) {
@@ -86,7 +89,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
       if (messages.length === 0) return;
       const rows = rowsFor(topic, messages);
       if (opts?.tx) {
-        await opts.tx.query(insertMessages(rows));
+        await insertMessages(opts.tx.db, rows);
         opts.tx.afterCommit(() => wakeups.wake(topic));
         return;
       }

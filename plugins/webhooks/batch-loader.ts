@@ -32,7 +32,8 @@ export function createBatchLoader<V>(
   }
 
   function kick() {
-    if (active >= concurrency || waiting.size === 0) return;
+    // A second query starts only for more keys than one query takes (see createGroupCommit's kick).
+    if (active >= concurrency || waiting.size === 0 || (active > 0 && waiting.size <= maxBatch)) return;
     active++;
     void once().finally(() => {
       active--;

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { prepared } from '../../core/db/prepared.ts';
 import { uuidv7 } from '../../core/ids.ts';
 import type { EventBus, JsonValue } from '../../core/ports/event-bus.ts';
 import type { Transaction } from '../../core/ports/storage.ts';
@@ -31,6 +31,24 @@ export interface StoredEvent {
   content: JsonValue;
 }
 
+// The events and the deliveries in one statement: one round trip, prepared once per connection.
+const insertDeliveries = prepared<{ id: string; webhook_id: string; source: string }>(
+  'webhooks_insert_deliveries',
+  `with stored as (
+    insert into webhook_events (event_id, org_id, event_name, content, created_at)
+    select * from jsonb_to_recordset($1::jsonb)
+      as e(event_id uuid, org_id uuid, event_name text, content jsonb, created_at bigint)
+    on conflict (event_id) do nothing
+  )
+  insert into webhook_deliveries
+    (id, org_id, webhook_id, event_id, source, trigger_type, trigger_name, resend_of, status, attempts, created_at)
+  select r.*, 'pending', 0, $3::bigint from jsonb_to_recordset($2::jsonb)
+    as r(id uuid, org_id uuid, webhook_id uuid, event_id uuid, source text, trigger_type text,
+         trigger_name text, resend_of uuid)
+  on conflict (webhook_id, source) do nothing
+  returning id, webhook_id, source`,
+);
+
 /**
  * Records deliveries and publishes one bus message for each, inside the caller's transaction, so the
  * rows and the messages commit together or not at all. A delivery whose (webhook, source) exists already
@@ -62,21 +80,7 @@ export async function createDeliveries(
     trigger_name: d.triggerName,
     resend_of: d.resendOf ?? null,
   }));
-  // The events and the deliveries in one statement: one parse, one round trip.
-  const made = await tx.query<{ id: string; webhook_id: string; source: string }>(sql`
-    with stored as (
-      insert into webhook_events (event_id, org_id, event_name, content, created_at)
-      select * from jsonb_to_recordset(${JSON.stringify(eventRows)}::jsonb)
-        as e(event_id uuid, org_id uuid, event_name text, content jsonb, created_at bigint)
-      on conflict (event_id) do nothing
-    )
-    insert into webhook_deliveries
-      (id, org_id, webhook_id, event_id, source, trigger_type, trigger_name, resend_of, status, attempts, created_at)
-    select r.*, 'pending', 0, ${now}::bigint from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as r(id uuid, org_id uuid, webhook_id uuid, event_id uuid, source text, trigger_type text,
-           trigger_name text, resend_of uuid)
-    on conflict (webhook_id, source) do nothing
-    returning id, webhook_id, source`);
+  const made = await insertDeliveries(tx.db, JSON.stringify(eventRows), JSON.stringify(rows), now);
   await bus.publish(
     DELIVERIES_TOPIC,
     made.map((m) => ({ id: m.id, payload: { delivery_id: m.id } satisfies DeliveryMessage })),

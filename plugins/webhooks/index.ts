@@ -88,11 +88,11 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         start() {
           subscriptions.push(
             ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, (m) => router.handle(m), {
-              concurrency: options.routerConcurrency ?? 64,
+              concurrency: options.routerConcurrency ?? Number(process.env.RC ?? 512),
               leaseMs: ROUTER_LEASE_REAL_MS * ctx.clock.rate,
             }),
             ctx.bus.consume<DeliveryMessage>(DELIVERIES_TOPIC, deliver, {
-              concurrency: options.deliveryConcurrency ?? 256,
+              concurrency: options.deliveryConcurrency ?? Number(process.env.DC ?? 256),
               leaseMs: DELIVERY_LEASE_REAL_MS * ctx.clock.rate,
             }),
           );

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { prepared } from '../../core/db/prepared.ts';
 import { isUuid } from '../../core/ids.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -41,7 +41,7 @@ interface Row {
  * router puts each event it fans out here, and the deliveries of that event (one per webhook, most
  * often in this same process moments later) read it without a query. A miss reads the database.
  */
-export function createEventCache(limit = 4096) {
+export function createEventCache(limit = Number(process.env.EC ?? 4096)) {
   const events = new Map<string, JsonValue>();
   return {
     get: (id: string) => events.get(id),
@@ -56,6 +56,20 @@ export type EventCache = ReturnType<typeof createEventCache>;
 
 const arrayOf = (ids: Iterable<string>) => `{${[...ids].join(',')}}`;
 
+// One text parameter each (a Postgres array literal): the statement is the same whatever the batch size.
+const selectDeliveries = prepared<Row>(
+  null,
+  `select d.id, d.org_id, d.webhook_id, d.event_id, d.trigger_type, d.trigger_name, d.status, d.attempts,
+          d.first_attempt_at, w.target_url, w.custom_headers, w.timeout_ns
+   from webhook_deliveries d
+   left join webhooks w on w.id = d.webhook_id and w.org_id = d.org_id
+   where d.id = any($1::uuid[])`,
+);
+const selectEvents = prepared<{ event_id: string; content: JsonValue | string }>(
+  null,
+  `select event_id, content from webhook_events where event_id = any($1::uuid[])`,
+);
+
 /**
  * Loads deliveries for their attempts, batched (see createBatchLoader): one query for the deliveries
  * and their webhooks, another only for events the cache does not hold. The webhook is read on every
@@ -66,23 +80,23 @@ export function createDeliveryLoader(storage: Storage, cache: EventCache) {
     const valid = ids.filter(isUuid);
     const out = new Map<string, DeliveryToAttempt>();
     if (valid.length === 0) return out;
-    // One text parameter (a Postgres array literal): the statement is the same whatever the batch size.
-    const rows = await storage.query<Row>(sql`
-      select d.id, d.org_id, d.webhook_id, d.event_id, d.trigger_type, d.trigger_name, d.status, d.attempts,
-             d.first_attempt_at, w.target_url, w.custom_headers, w.timeout_ns
-      from webhook_deliveries d
-      left join webhooks w on w.id = d.webhook_id and w.org_id = d.org_id
-      where d.id = any(${arrayOf(valid)}::uuid[])`);
-    const missing = new Set(rows.map((r) => r.event_id).filter((id) => cache.get(id) === undefined));
+    const rows = await selectDeliveries(storage.db, arrayOf(valid));
+    // The contents are taken from the cache once, here: other loads and the router replace its entries
+    // while the query below runs, and an entry read again after it could be gone.
+    const contents = new Map<string, JsonValue>();
+    const missing = new Set<string>();
+    for (const r of rows) {
+      const hit = cache.get(r.event_id);
+      if (hit === undefined) missing.add(r.event_id);
+      else contents.set(r.event_id, hit);
+    }
     if (missing.size > 0) {
-      const found = await storage.query<{ event_id: string; content: JsonValue | string }>(
-        sql`select event_id, content from webhook_events where event_id = any(${arrayOf(missing)}::uuid[])`,
-      );
-      for (const e of found)
-        cache.set(
-          e.event_id,
-          typeof e.content === 'string' ? (JSON.parse(e.content) as JsonValue) : e.content,
-        );
+      const found = await selectEvents(storage.db, arrayOf(missing));
+      for (const e of found) {
+        const content = typeof e.content === 'string' ? (JSON.parse(e.content) as JsonValue) : e.content;
+        contents.set(e.event_id, content);
+        cache.set(e.event_id, content);
+      }
     }
     for (const r of rows)
       out.set(r.id, {
@@ -103,7 +117,7 @@ export function createDeliveryLoader(storage: Storage, cache: EventCache) {
                 customHeaders: r.custom_headers,
                 timeoutNs: r.timeout_ns === null ? null : Number(r.timeout_ns),
               },
-        content: cache.get(r.event_id) ?? null,
+        content: contents.get(r.event_id) ?? null,
       });
     return out;
   }

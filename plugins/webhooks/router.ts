@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { prepared } from '../../core/db/prepared.ts';
 import { acceptedTriggerName } from '../../core/events/index.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { isUuid } from '../../core/ids.ts';
@@ -30,6 +30,16 @@ interface FanOut {
 
 const keyOf = (orgId: string, name: string) => `${orgId} ${name}`;
 
+// The (org, name) pairs as a recordset, and their distinct orgs and names as arrays for the index.
+const selectTriggers = prepared<{ org_id: string; trigger_name: string; webhook_id: string }>(
+  'webhooks_route_triggers',
+  `select t.org_id, t.trigger_name, t.webhook_id
+   from webhook_triggers t
+   join jsonb_to_recordset($1::jsonb) as k(o uuid, n text) on t.org_id = k.o and t.trigger_name = k.n
+   where t.trigger_type = 'event' and t.org_id = any($2::uuid[]) and t.trigger_name = any($3::text[])
+   order by t.webhook_id`,
+);
+
 /**
  * The router: the consumer of EVENTS_TOPIC. For each event it looks up the organization's webhooks with
  * a matching `event` trigger (an indexed query, no cache, so a trigger added a moment ago counts) and,
@@ -44,15 +54,12 @@ export function createRouter(deps: RouterDeps) {
   const lookup = createBatchLoader<string[]>(
     async (keys) => {
       const pairs = keys.map((k) => k.split(' ') as [string, string]);
-      const rows = await storage.query<{ org_id: string; trigger_name: string; webhook_id: string }>(sql`
-      select t.org_id, t.trigger_name, t.webhook_id
-      from webhook_triggers t
-      join jsonb_to_recordset(${JSON.stringify(pairs.map(([o, n]) => ({ o, n })))}::jsonb) as k(o uuid, n text)
-        on t.org_id = k.o and t.trigger_name = k.n
-      where t.trigger_type = 'event'
-        and t.org_id = any(${`{${[...new Set(pairs.map(([o]) => o))].join(',')}}`}::uuid[])
-        and t.trigger_name = any(${`{${[...new Set(pairs.map(([, n]) => n))].join(',')}}`}::text[])
-      order by t.webhook_id`);
+      const rows = await selectTriggers(
+        storage.db,
+        JSON.stringify(pairs.map(([o, n]) => ({ o, n }))),
+        `{${[...new Set(pairs.map(([o]) => o))].join(',')}}`,
+        `{${[...new Set(pairs.map(([, n]) => n))].join(',')}}`,
+      );
       const out = new Map<string, string[]>();
       for (const r of rows) {
         const key = keyOf(r.org_id, r.trigger_name);

@@ -204,6 +204,28 @@ function latenciesOf(receivers: Receivers, sent: Array<{ id: string; t: number }
   return sent.flatMap((s) => (receivers.arrivals.get(s.id) ?? []).map((at) => at - s.t));
 }
 
+/** A bound a focused run did not measure: its fraction shows as '-'. */
+const UNMEASURED: Summary = { count: 0, perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN };
+
+/**
+ * Focused runs for profiling, from the command line: `--only=postgres-1,jetstream-100` runs those rows
+ * alone (adapters pglite, postgres, jetstream; 1, 10 or 100 webhooks), `--no-bounds` skips the two bound
+ * measurements, `--saturated` skips the paced and one-at-a-time phases, `--deliveries=N` sets the
+ * deliveries of a saturated row.
+ */
+function cliFilter(argv: readonly string[]) {
+  const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  const wanted = only ? new Set(only.split(',').filter(Boolean)) : undefined;
+  return {
+    row: (adapter: string, n: number) => !wanted || wanted.has(`${adapter}-${n}`),
+    adapter: (adapter: string) => !wanted || [...wanted].some((w) => w.startsWith(`${adapter}-`)),
+    bounds: !argv.includes('--no-bounds'),
+    saturatedOnly: argv.includes('--saturated'),
+    deliveries:
+      Number(argv.find((a) => a.startsWith('--deliveries='))?.slice('--deliveries='.length)) || undefined,
+  };
+}
+
 export interface WebhookBenchOptions {
   databaseUrl?: string;
   natsUrl?: string;
@@ -220,23 +242,26 @@ export interface WebhookBenchOptions {
  * measured in the same run: the delivery adapter's raw HTTPS POST rate and the bus's publish+consume rate.
  */
 export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
+  const filter = cliFilter(process.argv);
   const receivers = await startReceivers();
   const lines: string[] = [];
   try {
-    const https = await rawHttps(receivers.port, 256, 3000);
-    lines.push(
-      row([
-        'bound: raw HTTPS POST (HttpDelivery), 256 in flight',
-        fmtRate(https.perSecond),
-        '',
-        `${fmtMs(https.p50)} / ${fmtMs(https.p99)}`,
-        '',
-        '',
-      ]),
-    );
+    const https = filter.bounds ? await rawHttps(receivers.port, 256, 3000) : UNMEASURED;
+    if (filter.bounds)
+      lines.push(
+        row([
+          'bound: raw HTTPS POST (HttpDelivery), 256 in flight',
+          fmtRate(https.perSecond),
+          '',
+          `${fmtMs(https.p50)} / ${fmtMs(https.p99)}`,
+          '',
+          '',
+        ]),
+      );
     const schema = `bench_wh_${crypto.randomUUID().replaceAll('-', '').slice(0, 8)}`;
-    const adapters: Adapter[] = [
+    const adapters: Array<Adapter & { key: string }> = [
       {
+        key: 'pglite',
         name: 'pg-queue on PGlite (in memory)',
         env: {},
         storage: () => createPgliteStorage(),
@@ -247,6 +272,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
     ];
     if (o.databaseUrl) {
       adapters.push({
+        key: 'postgres',
         name: 'pg-queue on Postgres',
         env: { DATABASE_URL: o.databaseUrl, DATABASE_SCHEMA: schema },
         storage: () => createPostgresStorage({ url: o.databaseUrl!, schema }),
@@ -262,6 +288,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
     if (o.databaseUrl && o.natsUrl) {
       const prefix = `BENCHWH${Date.now()}`;
       adapters.push({
+        key: 'jetstream',
         name: 'JetStream (outbox on Postgres)',
         env: {
           DATABASE_URL: o.databaseUrl,
@@ -289,27 +316,33 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
     }
 
     for (const a of adapters) {
-      const rawStorage = await a.storage();
-      await migrate(rawStorage, a.migrations);
-      const rawBusInstance = await a.bus(rawStorage);
-      const bus = await rawBus(rawBusInstance, 10_000, 256);
-      await rawBusInstance.close();
-      await rawStorage.close();
+      if (!filter.adapter(a.key)) continue;
+      let bus = UNMEASURED;
+      if (filter.bounds) {
+        const rawStorage = await a.storage();
+        await migrate(rawStorage, a.migrations);
+        const rawBusInstance = await a.bus(rawStorage);
+        bus = await rawBus(rawBusInstance, 10_000, 256);
+        await rawBusInstance.close();
+        await rawStorage.close();
+      }
       const bound = Math.min(bus.perSecond, https.perSecond);
-      lines.push(
-        row([
-          `bound: ${a.name}, raw bus publish+consume, 256 in flight`,
-          fmtRate(bus.perSecond),
-          '',
-          `${fmtMs(bus.p50)} / ${fmtMs(bus.p99)}`,
-          '',
-          '',
-        ]),
-      );
+      if (filter.bounds)
+        lines.push(
+          row([
+            `bound: ${a.name}, raw bus publish+consume, 256 in flight`,
+            fmtRate(bus.perSecond),
+            '',
+            `${fmtMs(bus.p50)} / ${fmtMs(bus.p99)}`,
+            '',
+            '',
+          ]),
+        );
 
       const { service, organization } = await serviceFor(a, receivers);
       try {
         for (const n of [1, 10, 100]) {
+          if (!filter.row(a.key, n)) continue;
           const org = await organization(n);
           // Warm-up: keys made, connections open, statements planned.
           const warm = await org.publish();
@@ -317,7 +350,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
 
           // Unsaturated: one event at a time, each waited for at every webhook.
           const single: Array<{ id: string; t: number }> = [];
-          for (let i = 0; i < Math.max(10, Math.ceil(200 / n)); i++) {
+          for (let i = 0; i < (filter.saturatedOnly ? 0 : Math.max(10, Math.ceil(200 / n))); i++) {
             const s = await org.publish();
             single.push(s);
             await waitFor(() => (receivers.arrivals.get(s.id)?.length ?? 0) >= n, 30_000, 'one event');
@@ -325,7 +358,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
           const idle = summarize(latenciesOf(receivers, single), 1);
 
           // Saturated: `deliveries` in all, events published `inflight` at a time.
-          const events = Math.ceil(o.deliveries / n);
+          const events = Math.ceil((filter.deliveries ?? o.deliveries) / n);
           const sent: Array<{ id: string; t: number }> = [];
           const before = receivers.received();
           const t0 = now();
@@ -348,7 +381,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
           const paced: Array<{ id: string; t: number }> = [];
           const publishes: Promise<unknown>[] = [];
           const start = performance.now();
-          for (let i = 0; i < Math.max(5, Math.round(perSecond * 3)); i++) {
+          for (let i = 0; i < (filter.saturatedOnly ? 0 : Math.max(5, Math.round(perSecond * 3))); i++) {
             const due = start + (i * 1000) / perSecond;
             const wait = due - performance.now();
             if (wait > 1) await Bun.sleep(wait);
@@ -365,7 +398,7 @@ export async function benchWebhooks(o: WebhookBenchOptions): Promise<string> {
             row([
               `${a.name}: ${n} webhook${n > 1 ? 's' : ''} on one trigger`,
               fmtRate(busy.perSecond),
-              `${(busy.perSecond / bound).toFixed(2)}`,
+              Number.isNaN(bound) ? '-' : `${(busy.perSecond / bound).toFixed(2)}`,
               `${fmtMs(busy.p50)} / ${fmtMs(busy.p99)}`,
               `${fmtMs(loaded.p50)} / ${fmtMs(loaded.p99)}`,
               `${fmtMs(idle.p50)} / ${fmtMs(idle.p99)}`,

@@ -1,0 +1,42 @@
+import { prepared } from '../../core/db/prepared.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import type { Database } from '../../core/ports/storage.ts';
+
+/**
+ * The outbox's hot statements: fixed texts with the rows as one JSON (or array) parameter, prepared once
+ * per connection, instead of a drizzle insert of one parameter per value (a new text, and a parse and
+ * plan, for every batch size).
+ */
+export interface OutboxRow {
+  seq: number | string;
+  topic: string;
+  msg_id: string;
+  payload: JsonValue;
+}
+
+const insert = prepared(
+  'outbox_insert',
+  `insert into bus_outbox (topic, msg_id, payload)
+  select r.topic, r.msg_id, r.payload
+  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb)`,
+);
+
+/** Writes messages to the outbox (inside the caller's transaction). */
+export const insertOutbox = (
+  db: Database,
+  rows: ReadonlyArray<{ topic: string; msg_id: string; payload: JsonValue }>,
+) => insert(db, JSON.stringify(rows));
+
+const claim = prepared<OutboxRow>(
+  'outbox_claim',
+  `select seq, topic, msg_id, payload from bus_outbox order by seq limit $1::int for update skip locked`,
+);
+
+/** Locks the oldest rows no other relay holds, until the transaction ends. */
+export const claimOutbox = (db: Database, limit: number) => claim(db, limit);
+
+const remove = prepared('outbox_delete', `delete from bus_outbox where seq = any($1::bigint[])`);
+
+/** Deletes moved rows: an array is looked up in the primary key. */
+export const deleteOutbox = (db: Database, seqs: ReadonlyArray<number | string>) =>
+  remove(db, `{${seqs.join(',')}}`);
