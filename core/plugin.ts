@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
+import type { SealedColumn } from './db/reseal.ts';
 import type { EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
@@ -53,6 +54,8 @@ export interface PluginParts {
   workers?: Worker[];
   /** Capabilities this plugin offers the others. */
   provides?: Array<readonly [Capability<unknown>, unknown]>;
+  /** Columns of values sealed by the SecretBox, which `secrets reseal` seals again with the current key. */
+  sealed?: SealedColumn[];
 }
 
 export interface PluginDefinition {

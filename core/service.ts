@@ -1,6 +1,7 @@
 import type { ElysiaAdapter } from 'elysia';
 import { type Config, ConfigError } from './config.ts';
 import { migrate } from './db/migrate.ts';
+import { resealColumn, type SealedColumn } from './db/reseal.ts';
 import { createEventPublisher } from './events/publisher.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
@@ -28,6 +29,8 @@ export interface Ports {
   delivery: HttpDelivery;
   clock: Clock;
   migrations: MigrationSet[];
+  /** Columns the adapters keep sealed by the SecretBox (the signer's private keys, for example). */
+  sealed?: SealedColumn[];
   /** Releases what the adapters hold beyond the ports (locks, files). */
   release?: () => Promise<void>;
 }
@@ -114,10 +117,12 @@ export async function composeService(options: ComposeOptions) {
     .use(organizationRoutes(orgs, auth));
 
   const workers: Worker[] = [];
+  const sealed: SealedColumn[] = [...(ports.sealed ?? [])];
   for (const plugin of enabled) {
     const parts = await plugin.setup(ctx);
     if (parts.routes) app.use(parts.routes);
     workers.push(...(parts.workers ?? []));
+    sealed.push(...(parts.sealed ?? []));
     for (const [cap, impl] of parts.provides ?? []) capabilities.set(cap.name, impl);
   }
 
@@ -134,6 +139,17 @@ export async function composeService(options: ComposeOptions) {
         await w.start();
         started.push(w);
       }
+    },
+    /**
+     * Seals again with the current master key every value sealed with an older one, in every sealed
+     * column of the adapters and the enabled plugins; returns how many per column. Afterwards the older
+     * keys can be taken out of MASTER_KEY (a disabled plugin's columns are not visited: enable it first).
+     */
+    async reseal(): Promise<Record<string, number>> {
+      const counts: Record<string, number> = {};
+      for (const column of sealed)
+        counts[column.name] = await resealColumn(ports.storage, ports.secrets, column);
+      return counts;
     },
     /** Stops workers (their in-flight work finishes), then closes the ports. */
     async stop() {

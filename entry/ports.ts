@@ -3,7 +3,7 @@ import { systemClock } from '../adapters/clock/system.ts';
 import { createFetchDelivery } from '../adapters/fetch-delivery/index.ts';
 import { migrations as localKeysMigrations } from '../adapters/local-keys/migrations/index.ts';
 import { createAesGcmSecretBox, parseMasterKeys } from '../adapters/local-keys/secret-box.ts';
-import { createLocalKeysSigner } from '../adapters/local-keys/signer.ts';
+import { createLocalKeysSigner, signingKeysSealed } from '../adapters/local-keys/signer.ts';
 import { createJetStreamBus, natsOutboxMigrations } from '../adapters/nats/index.ts';
 import { createPgQueueBus, pgQueueMigrations } from '../adapters/pg-queue/index.ts';
 import { createPgliteStorage } from '../adapters/pglite/index.ts';
@@ -81,6 +81,7 @@ export async function createPorts(
     delivery,
     clock,
     migrations: [localKeysMigrations, config.natsUrls ? natsOutboxMigrations : pgQueueMigrations],
+    sealed: [signingKeysSealed],
     release: async () => {
       for (const r of releases) await r();
     },

@@ -5,6 +5,7 @@
  *   npm run cli -- org list
  *   npm run cli -- org api-key rotate --org <id> [--grace <seconds>]
  *   npm run cli -- keys rotate --org <id>            new signing key; the old one stays in the JWKS
+ *   npm run cli -- secrets reseal                    seal every value again with the current master key
  *   npm run cli -- migrate                           apply pending migrations and exit
  */
 import { parseArgs } from 'node:util';
@@ -21,6 +22,7 @@ const USAGE = `usage: npm run cli -- <command>
   org list
   org api-key rotate --org <organization_id> [--grace <seconds>]
   keys rotate --org <organization_id>
+  secrets reseal
   migrate`;
 
 class UsageError extends Error {}
@@ -70,6 +72,10 @@ async function run(
       const orgId = requireOrg(flags.org);
       if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
       return out({ organization_id: orgId, ...(await signer.rotate(orgId)) });
+    }
+    case 'secrets reseal': {
+      const resealed = await service.reseal();
+      return out({ current_key_id: service.ctx.secrets.currentKeyId, resealed });
     }
     case 'migrate':
       return out({ migrated: true });

@@ -8,6 +8,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from 'jose';
+import type { SealedColumn } from '../../core/db/reseal.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
 import type { Jwks, PublicJwk, Signer } from '../../core/ports/signer.ts';
@@ -33,6 +34,15 @@ interface OrgKeys {
 }
 
 const context = (kid: string) => `signing-key:${kid}`;
+
+/** The private keys, for `secrets reseal`. */
+export const signingKeysSealed: SealedColumn = {
+  name: 'signing_keys.private_sealed',
+  table: 'signing_keys',
+  keys: ['kid'],
+  column: 'private_sealed',
+  context: (row) => context(row.kid!),
+};
 
 /**
  * ES256 keys per organization, stored in Storage with the private half sealed by the SecretBox.

@@ -5,7 +5,7 @@ import { AttributeErrors, bucketNotFound } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
 import { migrations } from './migrations/index.ts';
 import { attributeRoutes } from './routes.ts';
-import { createAttributeStore } from './store.ts';
+import { attributesSealed, createAttributeStore } from './store.ts';
 
 export type { DeclaredBucket, EndUserPermissions, OrganizationAccess } from './buckets.ts';
 
@@ -101,6 +101,7 @@ export const attributes = (options: AttributesOptions = {}) => {
       return {
         routes: attributeRoutes(ctx, store, limits),
         provides: [providing(attributeStore, api)],
+        sealed: [attributesSealed],
       };
     },
   });

@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+import type { SealedColumn } from '../../core/db/reseal.ts';
 import { badRequest, ServiceError } from '../../core/errors.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
@@ -33,6 +34,15 @@ export interface AttributeStoreOptions {
 
 /** Binds a sealed value to its place, so a value copied to another organization, bucket or key does not open. */
 const contextOf = (orgId: string, bucket: string, key: string) => `attributes:${orgId}:${bucket}:${key}`;
+
+/** The attribute values, for `secrets reseal`. */
+export const attributesSealed: SealedColumn = {
+  name: 'attributes.value',
+  table: 'attributes',
+  keys: ['org_id', 'bucket', 'key'],
+  column: 'value',
+  context: (row) => contextOf(row.org_id!, row.bucket!, row.key!),
+};
 
 const customBucket = (name: string, endUserPermissions: EndUserPermissions): BucketDefinition => ({
   name,

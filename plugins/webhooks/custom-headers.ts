@@ -1,3 +1,4 @@
+import type { SealedColumn } from '../../core/db/reseal.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
 
 /** A webhook's custom headers: header name to its values, sent with every delivery. */
@@ -88,6 +89,15 @@ export function customHeaderProblems(headers: Record<string, unknown>): string[]
 }
 
 const contextOf = (webhookId: string) => `webhook:${webhookId}:custom_headers`;
+
+/** The custom headers column, for `secrets reseal`. */
+export const customHeadersSealed: SealedColumn = {
+  name: 'webhooks.custom_headers',
+  table: 'webhooks',
+  keys: ['id'],
+  column: 'custom_headers',
+  context: (row) => contextOf(row.id!),
+};
 
 /** Seals headers at rest, bound to their webhook: a sealed value copied to another webhook does not open. */
 export async function sealHeaders(

@@ -3,7 +3,7 @@ import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
 import { createAttemptRecorder } from './attempts.ts';
-import { createHeaderOpener } from './custom-headers.ts';
+import { createHeaderOpener, customHeadersSealed } from './custom-headers.ts';
 import { DELIVERIES_TOPIC, type DeliveryMessage } from './deliveries.ts';
 import { createDeliveryHandler } from './delivery.ts';
 import { createEventCache } from './loader.ts';
@@ -115,6 +115,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
           .use(operatorRoutes(ctx, store, operator))
           .use(testEventRoutes(ctx)),
         workers,
+        sealed: [customHeadersSealed],
       };
     },
   });
