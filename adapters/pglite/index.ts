@@ -3,6 +3,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { drizzleOps } from '../../core/db/transactions.ts';
 import type { Database, Storage } from '../../core/ports/storage.ts';
 import { StorageError } from '../../core/ports/storage.ts';
+import { DRIZZLE_PARSERS, forDrizzle } from './parsers.ts';
 
 export interface PgliteOptions {
   /** A directory on disk; absent means in memory. */
@@ -23,6 +24,7 @@ export async function createPgliteStorage(
     client = await PGlite.create({
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      parsers: DRIZZLE_PARSERS,
     });
   } catch (cause) {
     throw new StorageError(
@@ -31,7 +33,7 @@ export async function createPgliteStorage(
       { cause },
     );
   }
-  const db = drizzle({ client }) as unknown as Database;
+  const db = drizzle({ client: forDrizzle(client) }) as unknown as Database;
   let closed = false;
   return {
     kind: 'pglite',

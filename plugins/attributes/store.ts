@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+import { prepared } from '../../core/db/prepared.ts';
 import type { SealedColumn } from '../../core/db/reseal.ts';
 import { badRequest, ServiceError } from '../../core/errors.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -43,6 +44,51 @@ export const attributesSealed: SealedColumn = {
   column: 'value',
   context: (row) => contextOf(row.org_id!, row.bucket!, row.key!),
 };
+
+// The write path's statements, of fixed text (prepared once per connection on Postgres: one round trip
+// each instead of two, and no parse and plan per write).
+
+/** Locks a standard bucket's row, made on its first write (an upsert locks the row it inserts or updates). */
+const lockFixedBucket = prepared<{ one: number }>(
+  'attributes_lock_fixed',
+  `insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
+   values ($1, $2, false, 1, $3, $3)
+   on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at
+   returning 1 as one`,
+);
+
+/** Locks a custom bucket's row; no row: the bucket does not exist in this organization. */
+const lockCustomBucket = prepared<{ one: number }>(
+  'attributes_lock_custom',
+  `update attribute_buckets set version = version + 1, updated_at = $3
+   where org_id = $1 and name = $2 and custom returning 1 as one`,
+);
+
+const UPSERT_SENT = `up as (
+    insert into attributes (org_id, bucket, key, value, updated_at)
+    select $1, $2, k, v, $5 from unnest($3::text[], $4::text[]) as t(k, v)
+    on conflict (org_id, bucket, key) do update set value = excluded.value, updated_at = excluded.updated_at
+  )`;
+
+/** Replace: upsert the keys sent, delete the others; the bucket then holds exactly what was sent. */
+const replaceBucket = prepared<{ n: number }>(
+  'attributes_replace',
+  `with ${UPSERT_SENT},
+   gone as (delete from attributes where org_id = $1 and bucket = $2 and key <> all($3::text[]))
+   select cardinality($3::text[])::int as n`,
+);
+
+/**
+ * Merge: upsert the keys sent; count the bucket afterwards. Every statement in WITH sees the snapshot
+ * before any of them: the rows there, plus the keys sent that were not.
+ */
+const mergeBucket = prepared<{ n: number }>(
+  'attributes_merge',
+  `with ${UPSERT_SENT}
+   select ((select count(*) from attributes where org_id = $1 and bucket = $2)
+     + (select count(*) from unnest($3::text[]) as s(k) where not exists (select 1 from attributes a
+         where a.org_id = $1 and a.bucket = $2 and a.key = s.k)))::int as n`,
+);
 
 const customBucket = (name: string, endUserPermissions: EndUserPermissions): BucketDefinition => ({
   name,
@@ -100,13 +146,10 @@ export function createAttributeStore(o: AttributeStoreOptions) {
    */
   async function lockBucket(tx: Transaction, orgId: string, bucket: string, at: string) {
     if (fixed.has(bucket)) {
-      await tx.query(sql`insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
-        values (${orgId}, ${bucket}, false, 1, ${at}, ${at})
-        on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at`);
+      await lockFixedBucket(tx.db, orgId, bucket, at);
       return;
     }
-    const rows = await tx.query(sql`update attribute_buckets set version = version + 1, updated_at = ${at}
-      where org_id = ${orgId} and name = ${bucket} and custom returning 1`);
+    const rows = await lockCustomBucket(tx.db, orgId, bucket, at);
     if (rows.length === 0) throw await absent(tx, bucket);
   }
 
@@ -133,20 +176,8 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     sealed: string[],
     at: string,
   ): Promise<number> {
-    const sent = sql`${sql.param(keys)}::text[]`;
-    const [row] = await tx.query<{ n: number }>(sql`with up as (
-        insert into attributes (org_id, bucket, key, value, updated_at)
-        select ${orgId}, ${bucket}, k, v, ${at} from unnest(${sent}, ${sql.param(sealed)}::text[]) as t(k, v)
-        on conflict (org_id, bucket, key) do update set value = excluded.value, updated_at = excluded.updated_at
-      )${
-        mode === 'replace'
-          ? sql`, gone as (delete from attributes where org_id = ${orgId} and bucket = ${bucket} and key <> all(${sent}))
-          select ${keys.length}::int as n`
-          : // Every statement in WITH sees the snapshot before any of them: the rows there, plus the new keys.
-            sql` select ((select count(*) from attributes where org_id = ${orgId} and bucket = ${bucket})
-          + (select count(*) from unnest(${sent}) as s(k) where not exists (select 1 from attributes a
-              where a.org_id = ${orgId} and a.bucket = ${bucket} and a.key = s.k)))::int as n`
-      }`);
+    const statement = mode === 'replace' ? replaceBucket : mergeBucket;
+    const [row] = await statement(tx.db, orgId, bucket, keys, sealed, at);
     return row!.n;
   }
 
