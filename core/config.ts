@@ -60,8 +60,8 @@ const EnvSchema = v.object({
   PUBLIC_BASE_URL: v.optional(
     str(
       'PUBLIC_BASE_URL',
-      'must be an http(s) URL without query or fragment',
-      (s) => isUrl(['http:', 'https:'])(s) && !/[?#]/.test(s),
+      'must be an http(s) URL without credentials, query or fragment',
+      (s) => isUrl(['http:', 'https:'])(s) && !/[?#]/.test(s) && !/^[a-z]+:\/\/[^/]*@/i.test(s),
     ),
   ),
   DATA_DIR: v.optional(
@@ -142,6 +142,19 @@ function isMasterKey(entry: string): boolean {
   }
 }
 
+/** The key ids MASTER_KEY lists more than once (an entry without an id is named by its key's digest). */
+function repeatedKeyIds(entries: string[]): string[] {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const entry of entries) {
+    const colon = entry.indexOf(':');
+    const id = colon >= 0 ? entry.slice(0, colon) : `${entry.slice(0, 4)}… (the same key without an id)`;
+    if (seen.has(id)) twice.add(id);
+    seen.add(id);
+  }
+  return [...twice];
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
@@ -182,6 +195,11 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
   if (production && !e.MASTER_KEY)
     problems.push('MASTER_KEY is required when NODE_ENV=production (32 random bytes, base64)');
   if (production && !e.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL is required when NODE_ENV=production');
+  if (e.MASTER_KEY) {
+    const twice = repeatedKeyIds(list(e.MASTER_KEY));
+    if (twice.length)
+      problems.push(`MASTER_KEY must give each key once, under its own id (repeated: ${twice.join(', ')})`);
+  }
   let extraCaPem: string | undefined;
   if (e.NODE_EXTRA_CA_CERTS) {
     try {

@@ -5,7 +5,8 @@ import type { Logger } from './log.ts';
 
 /**
  * MASTER_KEY entries from the configuration; outside production, when none is set, a key generated
- * once into DATA_DIR/master.key (or kept in memory for an in-memory database), with a warning.
+ * once into DATA_DIR/master.key (or kept in memory for an in-memory database), with a warning. A data
+ * directory that already holds a database but no master.key is refused: its secrets need their key.
  */
 export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
   if (config.masterKey) return config.masterKey;
@@ -17,6 +18,12 @@ export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
   }
   const file = join(config.dataDir, 'master.key');
   if (existsSync(file)) return [readFileSync(file, 'utf8').trim()];
+  // A new key cannot open what an earlier one sealed: refuse rather than start with unreadable secrets.
+  if (existsSync(join(config.dataDir, 'pglite')))
+    throw new Error(
+      `MASTER_KEY is not set and ${file} is missing, but ${config.dataDir} already holds a database whose ` +
+        'secrets were sealed with a key: restore master.key into DATA_DIR or set MASTER_KEY to that key',
+    );
   mkdirSync(config.dataDir, { recursive: true });
   writeFileSync(file, `${fresh()}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);

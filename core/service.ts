@@ -6,7 +6,7 @@ import { createEventPublisher } from './events/publisher.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
 import { orgAuth } from './http/auth.ts';
-import { withBodyLimit } from './http/body.ts';
+import { frontDoor } from './http/front-door.ts';
 import { headerNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import { migrations as coreMigrations } from './organizations/migrations/index.ts';
@@ -129,8 +129,8 @@ export async function composeService(options: ComposeOptions) {
   const started: Worker[] = [];
   return {
     app,
-    /** The app's fetch handler behind the request body limit: what servers and tests should call. */
-    fetch: withBodyLimit((request) => app.handle(request), config.bodyLimit),
+    /** The app's fetch handler behind the front door (routable URL, body limit): what servers and tests call. */
+    fetch: frontDoor((request) => app.handle(request), { bodyLimit: config.bodyLimit, log }),
     ctx,
     plugins: enabled.map((p) => p.id),
     workers,

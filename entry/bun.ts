@@ -7,8 +7,9 @@ await serve('bun', {
       port: config.port,
       hostname: config.host,
       fetch: service.fetch,
-      // The app enforces BODY_LIMIT with the envelope; this is only a backstop for the server itself.
-      maxRequestBodySize: config.bodyLimit * 2,
+      // The app refuses bodies over BODY_LIMIT with the envelope; this is only the server's own backstop
+      // (Bun's default), far enough above it that clients see the envelope, not Bun's bare 413.
+      maxRequestBodySize: Math.max(config.bodyLimit * 2, 128 * 1024 * 1024),
     });
     return {
       port: server.port ?? config.port,

@@ -10,13 +10,14 @@ export async function ensureDevOrganization(
   service: Service,
   config: Config,
   log: Logger,
-  print: (text: string) => void = console.log,
+  // Standard error: standard output carries only JSON log lines, one object a line.
+  print: (text: string) => void = console.error,
 ) {
   if (config.env === 'production' || service.ctx.storage.kind !== 'pglite') return;
   if ((await service.ctx.orgs.count()) > 0) return;
   const { organization, apiKey } = await service.ctx.orgs.create('Development');
   const h = service.ctx.headers;
-  log.warn('development organization created; its API key is printed once on standard output', {
+  log.warn('development organization created; its API key is printed once on standard error', {
     organization_id: organization.id,
   });
   print(

@@ -3,9 +3,12 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { markArrival, parseConsistency } from './consistency.ts';
+import { checkBodyDepth } from './body-depth.ts';
+import { markArrival } from './consistency.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
+import { requestIdOf } from './request-id.ts';
+import { pathOf } from './request-target.ts';
 import { formatIssues } from './validation.ts';
 
 export interface HttpAppOptions {
@@ -15,13 +18,7 @@ export interface HttpAppOptions {
   adapter?: ElysiaAdapter;
 }
 
-interface RequestInfo {
-  id: string;
-  start: number;
-}
-
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type StandardValidator = {
   '~standard': {
@@ -37,9 +34,8 @@ function toEnvelope(
 ): { status: number; body: ReturnType<typeof errorEnvelope>; headers?: Record<string, string> } {
   if (error instanceof ServiceError)
     return { status: error.status, body: errorEnvelope(error.status, error.message), headers: error.headers };
-  const url = new URL(request.url);
   if (code === 'NOT_FOUND')
-    return { status: 404, body: errorEnvelope(404, `no route for ${request.method} ${url.pathname}`) };
+    return { status: 404, body: errorEnvelope(404, `no route for ${request.method} ${pathOf(request.url)}`) };
   if (code === 'PARSE') {
     // The body limit errors the request stream; the parser wraps that error.
     const cause = (error as Error).cause;
@@ -76,7 +72,7 @@ function toEnvelope(
  */
 export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
-  const info = new WeakMap<Request, RequestInfo>();
+  const ids = new WeakMap<Request, string>();
   return new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
   })
@@ -102,40 +98,26 @@ export function createHttpApp(options: HttpAppOptions) {
       }),
     )
     .onRequest(({ request, set }) => {
-      const given = request.headers.get('x-request-id');
-      const id = given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
-      info.set(request, { id, start: performance.now() });
+      const id = requestIdOf(request.headers);
+      ids.set(request, id);
       set.headers['x-request-id'] = id;
-      if (MUTATING.has(request.method)) {
-        parseConsistency(request.headers, names);
-        markArrival(request);
-      }
+      if (MUTATING.has(request.method)) markArrival(request);
     })
+    .onTransform(({ body }) => checkBodyDepth(body))
     .onError(({ code, error, request, set }) => {
       const { status, body, headers } = toEnvelope(code, error, request);
-      const req = info.get(request);
+      const id = ids.get(request);
       if (status >= 500)
         log.error('request failed', {
           err: error,
-          request_id: req?.id,
+          request_id: id,
           method: request.method,
-          path: new URL(request.url).pathname,
+          path: pathOf(request.url),
         });
       set.status = status;
-      if (req) set.headers['x-request-id'] = req.id;
+      if (id) set.headers['x-request-id'] = id;
       if (headers) Object.assign(set.headers, headers);
       set.headers['content-type'] = 'application/json';
       return body;
-    })
-    .onAfterResponse(({ request, set }) => {
-      const req = info.get(request);
-      if (!req || !log.enabled('info')) return;
-      log.info('request', {
-        request_id: req.id,
-        method: request.method,
-        path: new URL(request.url).pathname,
-        status: typeof set.status === 'number' ? set.status : 200,
-        ms: Math.round((performance.now() - req.start) * 100) / 100,
-      });
     });
 }

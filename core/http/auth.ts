@@ -2,7 +2,10 @@ import { Elysia } from 'elysia';
 import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { OrganizationStore } from '../organizations/store.ts';
+import { parseConsistency } from './consistency.ts';
 import type { HeaderNames } from './headers.ts';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface OrgAuthDeps {
   orgs: OrganizationStore;
@@ -11,6 +14,9 @@ export interface OrgAuthDeps {
   seed: string;
 }
 
+/** A client's value as echoed in a message: at most 64 characters. */
+const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value);
+
 function orgIdOf(headers: Headers, names: HeaderNames): string {
   const orgId = headers.get(names.orgId);
   if (orgId === null || orgId.trim() === '')
@@ -18,7 +24,7 @@ function orgIdOf(headers: Headers, names: HeaderNames): string {
   if (!isUuid(orgId.trim()))
     throw badRequest(
       CoreErrors.MISSING_ORG_ID,
-      `header ${names.orgId} must be an organization ID (a UUID); got ${JSON.stringify(orgId)}`,
+      `header ${names.orgId} must be an organization ID (a UUID); got ${JSON.stringify(shown(orgId))}`,
     );
   return orgId.trim().toLowerCase();
 }
@@ -52,6 +58,8 @@ export function orgAuth(deps: OrgAuthDeps) {
             `the ${names.apiKey} does not belong to organization ${orgId}`,
           );
         }
+        // Checked once the caller is known, so 401 and 403 (and 404, before any route) come first.
+        if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
         return { org: { id: orgId } };
       },
     },

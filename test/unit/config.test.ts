@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'bun:test';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
+import { createLogger } from '../../core/log.ts';
+import { resolveMasterKeyEntries } from '../../core/master-key.ts';
 
 const problemsOf = (env: Record<string, string>) => {
   try {
@@ -69,6 +74,15 @@ describe('configuration', () => {
       'DELIVERY_ALLOW_PRIVATE must be a comma-separated list of CIDRs',
     ],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL must be an http(s) URL'],
+    [
+      { PUBLIC_BASE_URL: 'https://user:pw@id.example.com' },
+      'PUBLIC_BASE_URL must be an http(s) URL without credentials',
+    ],
+    [
+      { MASTER_KEY: `a:${btoa('n'.repeat(32))},a:${btoa('o'.repeat(32))}` },
+      'MASTER_KEY must give each key once, under its own id (repeated: a)',
+    ],
+    [{ MASTER_KEY: `${btoa('n'.repeat(32))},${btoa('n'.repeat(32))}` }, 'MASTER_KEY must give each key once'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, production or test'],
     [{ NODE_EXTRA_CA_CERTS: '/nonexistent/ca.pem' }, 'NODE_EXTRA_CA_CERTS must name a readable PEM file'],
   ])('stops start-up on a wrong value, naming the variable and the rule: %j', (env, message) => {
@@ -89,5 +103,28 @@ describe('configuration', () => {
 
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(3000);
+  });
+});
+
+describe('the generated master key', () => {
+  const log = createLogger('silent');
+  it('is generated once into DATA_DIR and read back', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mk-'));
+    const config = loadConfig({ DATA_DIR: dir });
+    const first = resolveMasterKeyEntries(config, log);
+    expect(readFileSync(join(dir, 'master.key'), 'utf8').trim()).toBe(first[0]!);
+    expect(resolveMasterKeyEntries(config, log)).toEqual(first);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('is not generated anew beside a database sealed with a lost one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mk-'));
+    mkdirSync(join(dir, 'pglite'));
+    const config = loadConfig({ DATA_DIR: dir });
+    expect(() => resolveMasterKeyEntries(config, log)).toThrow(
+      'restore master.key into DATA_DIR or set MASTER_KEY to that key',
+    );
+    expect(existsSync(join(dir, 'master.key'))).toBe(false);
+    rmSync(dir, { recursive: true });
   });
 });

@@ -181,6 +181,14 @@ describe('consistency headers', () => {
     expect(stored.json.result).toBeNull();
   });
 
+  it('checks them only once the caller and the route are known', async () => {
+    const headers = { 'Service-Required-Consistency': 'everywhere' };
+    const noKey = await t.call('POST', '/probe/items', { body: { name: 'x' }, headers, key: null });
+    expect(noKey.status).toBe(401);
+    const noRoute = await t.call('POST', '/no/such/route', { body: {}, headers });
+    expect(noRoute.status).toBe(404);
+  });
+
   it('answers 408 past the timeout, and the write may still land', async () => {
     const started = Date.now();
     const r = await t.call('POST', '/probe/items', {
