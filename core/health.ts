@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { ErrorEnvelopeSchema, resultOf } from './http/envelope.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { Storage } from './ports/storage.ts';
 
@@ -8,11 +10,19 @@ const within = <T>(p: Promise<T>, ms: number) =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)),
   ]);
 
+const Checks = v.record(v.string(), v.string());
+const Readiness = resultOf(v.object({ status: v.literal('ready'), checks: Checks }));
+const NotReady = v.object({
+  ...ErrorEnvelopeSchema.entries,
+  result: v.object({ status: v.literal('not ready'), checks: Checks }),
+});
+
 /** `/healthz`: the process answers. `/readyz`: storage and bus answer too (503 otherwise). */
 export const healthRoutes = (storage: Storage, bus: EventBus, isStopping: () => boolean) =>
   new Elysia()
-    .get('/healthz', () => ({ result: { status: 'ok' } }), {
+    .get('/healthz', () => ({ result: { status: 'ok' as const } }), {
       detail: { summary: 'Liveness', tags: ['Operations'] },
+      response: { 200: resultOf(v.object({ status: v.literal('ok') })) },
     })
     .get(
       '/readyz',
@@ -38,5 +48,8 @@ export const healthRoutes = (storage: Storage, bus: EventBus, isStopping: () => 
         }
         return { result: { status: 'ready', checks } };
       },
-      { detail: { summary: 'Readiness: storage and bus reachable', tags: ['Operations'] } },
+      {
+        detail: { summary: 'Readiness: storage and bus reachable', tags: ['Operations'] },
+        response: { 200: Readiness, 503: NotReady },
+      },
     );

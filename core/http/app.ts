@@ -26,6 +26,12 @@ type StandardValidator = {
   };
 };
 
+/** A valibot schema as OpenAPI 3.1 wants it: JSON Schema 2020-12, without a `$schema` of its own. */
+function openApiSchema(schema: Parameters<typeof toJsonSchema>[0]) {
+  const { $schema: _, ...rest } = toJsonSchema(schema, { target: 'draft-2020-12', errorMode: 'ignore' });
+  return rest;
+}
+
 /** Turns any thrown value into the envelope, with the status it deserves. */
 function toEnvelope(
   code: string | number,
@@ -80,7 +86,7 @@ export function createHttpApp(options: HttpAppOptions) {
       openapi({
         path: '/docs',
         specPath: '/openapi.json',
-        mapJsonSchema: { valibot: toJsonSchema },
+        mapJsonSchema: { valibot: openApiSchema },
         documentation: {
           info: {
             title: 'Identity service',

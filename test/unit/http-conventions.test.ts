@@ -217,6 +217,16 @@ describe('operations endpoints', () => {
     expect(ready.json.result.checks).toEqual({ storage: 'ok', bus: 'ok' });
   });
 
+  it('answers /readyz with 503 and the failing checks once the service stops', async () => {
+    const other = await startTestService();
+    await other.service.stop();
+    const r = await other.call('GET', '/readyz');
+    expect(r.status).toBe(503);
+    expect(r.json.result.status).toBe('not ready');
+    expect(r.json.result.checks.shutdown).toBe('stopping');
+    expect(r.json.errors[0].httpcode).toBe(503);
+  });
+
   it('serves an OpenAPI 3.1 document generated from the routes, and a docs page', async () => {
     const doc = await t.call('GET', '/openapi.json');
     expect(doc.status).toBe(200);
