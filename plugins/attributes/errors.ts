@@ -4,7 +4,7 @@ import { ServiceError } from '../../core/errors.ts';
 export const AttributeErrors = {
   /** 400: the body is not an object of attributes, or an attribute breaks a limit. */
   INVALID_ATTRIBUTES: 'INVALID_ATTRIBUTES',
-  /** 400: a query parameter lists an empty or too long attribute or bucket name. */
+  /** 400: the names to read or delete are unclear: a bad or unknown query parameter, or a body on DELETE. */
   INVALID_NAMES: 'INVALID_NAMES',
   /** 400: the write would leave more attributes in a bucket than it may hold. */
   BUCKET_FULL: 'BUCKET_FULL',

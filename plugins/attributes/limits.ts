@@ -74,11 +74,35 @@ export const typeOf = (x: unknown) =>
 export const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** A number JSON cannot carry back (`1e400` parses to Infinity and would serialize as null). */
-const rejectNonFinite = (_key: string, value: unknown) => {
-  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('non-finite');
-  return value;
-};
+/** How deeply a value may nest arrays and objects: the limit the HTTP layer puts on a whole body. */
+export const MAX_VALUE_DEPTH = 64;
+
+/**
+ * Why a value cannot be stored as JSON that reads back the same, or null when it can. Walked with a
+ * stack of its own, not recursion: a value of any depth gets this answer, never a stack overflow. A
+ * value of more than MAX_VALUE_BYTES parts serializes to more bytes than that (each part takes one at
+ * least), so the walk stops there, which also ends it on a cycle.
+ */
+function valueProblem(value: unknown): string | null {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  for (let parts = 1; stack.length > 0; parts++) {
+    if (parts > MAX_VALUE_BYTES)
+      return `is more than ${MAX_VALUE_BYTES} bytes as JSON; the limit is ${MAX_VALUE_BYTES} bytes (64 KiB)`;
+    const [x, depth] = stack.pop()!;
+    if (typeof x === 'number') {
+      // JSON.parse reads 1e400 as Infinity, which JSON.stringify would write back as null.
+      if (Number.isNaN(x)) return 'holds NaN, which is not a JSON number';
+      if (!Number.isFinite(x))
+        return `holds a number beyond the range of a double (such as 1e400; the largest is about 1.8e308), which JSON cannot carry`;
+    } else if (typeof x === 'object' && x !== null) {
+      if (depth >= MAX_VALUE_DEPTH) return `nests arrays and objects deeper than ${MAX_VALUE_DEPTH} levels`;
+      for (const item of Array.isArray(x) ? x : Object.values(x)) stack.push([item, depth + 1]);
+    } else if (typeof x !== 'string' && typeof x !== 'boolean' && x !== null)
+      // Only the deployment's own writes (the attributeStore capability) can hold these.
+      return `holds ${x === undefined ? 'undefined' : `a ${typeof x}`}, which is not a JSON value`;
+  }
+  return null;
+}
 
 /**
  * Checks one bucket's attributes against the limits and serializes each value. `where` names the
@@ -96,13 +120,12 @@ export function prepareAttributes(value: unknown, where: string, problems: Probl
       problems.add(`${where}: ${bad}`);
       continue;
     }
-    let json: string;
-    try {
-      json = JSON.stringify(value[key], rejectNonFinite);
-    } catch {
-      problems.add(`${where}: attribute ${shown(key)} holds a number out of range for JSON (such as 1e400)`);
+    const wrong = valueProblem(value[key]);
+    if (wrong) {
+      problems.add(`${where}: attribute ${shown(key)} ${wrong}`);
       continue;
     }
+    const json = JSON.stringify(value[key]);
     const bytes = utf8Bytes(json);
     if (bytes > MAX_VALUE_BYTES) {
       problems.add(
@@ -113,29 +136,4 @@ export function prepareAttributes(value: unknown, where: string, problems: Probl
     out.push({ key, json });
   }
   return out;
-}
-
-/**
- * Reads a comma-separated list of names from the query (`?attributes=a,b` or repeated parameters).
- * Absent or empty means none; an empty name between commas is a 400, as in the reference.
- */
-export function namesFromQuery(
-  url: string,
-  param: string,
-  check: (name: string) => string | null,
-): string[] | null {
-  const raw = new URL(url).searchParams.getAll(param);
-  if (raw.length === 0 || (raw.length === 1 && raw[0] === '')) return null;
-  const names = raw.join(',').split(',');
-  const problems = new Problems();
-  if (names.length > MAX_ATTRIBUTES_PER_REQUEST)
-    problems.add(`query ${param} lists ${names.length} names; the limit is ${MAX_ATTRIBUTES_PER_REQUEST}`);
-  else
-    for (const name of names) {
-      const bad =
-        name === '' ? `query ${param} must not list an empty name (a,,b or a trailing comma)` : check(name);
-      if (bad) problems.add(name === '' ? bad : `query ${param}: ${bad}`);
-    }
-  problems.throwIfAny(AttributeErrors.INVALID_NAMES);
-  return [...new Set(names)];
 }

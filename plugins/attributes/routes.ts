@@ -1,9 +1,13 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { badRequest } from '../../core/errors.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
+import {
+  consistencyHeaders as consistencyHeaderDocs,
+  errorDoc,
+  writeErrorDocs,
+} from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
 import { AttributeErrors, bucketNotFound, bucketReadOnly, shown, standardBucket } from './errors.ts';
@@ -11,11 +15,11 @@ import {
   isObject,
   MAX_BUCKETS_PER_REQUEST,
   nameProblem,
-  namesFromQuery,
   Problems,
   prepareAttributes,
   typeOf,
 } from './limits.ts';
+import { type EmptyList, namesFromQuery, refuseBody } from './query.ts';
 import {
   AttributeNamesQuery,
   AttributesBody,
@@ -26,20 +30,12 @@ import {
   BucketNamesQuery,
   BucketSchema,
   CreateBucketBody,
+  DeleteNamesQuery,
 } from './schema.ts';
 import type { AttributeStore, BucketContents, BucketWrite } from './store.ts';
 
 const TAGS = ['Organization Attributes'];
 const SECURITY = [{ orgId: [], apiKey: [] }];
-// The envelope's JSON Schema, as the OpenAPI document states schemas (no `$schema` member).
-const { $schema: _, ...errorSchema } = toJsonSchema(ErrorEnvelopeSchema) as {
-  type: 'object';
-  $schema?: string;
-};
-const errorDoc = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: errorSchema } },
-});
 /**
  * The answers of a write, written out for the OpenAPI document: a 204 has no body, which a response
  * schema cannot say, so write routes list their responses in `detail` instead.
@@ -50,7 +46,7 @@ const writeResponses = {
   401: errorDoc('No API key, or not a valid one'),
   403: errorDoc('A bucket this organization may not write, or a key of another organization'),
   404: errorDoc('No such bucket in this organization'),
-  408: errorDoc('The consistency level was not reached within the timeout; the write may still land'),
+  ...writeErrorDocs,
 };
 
 const toBucketJson = (b: BucketDefinition, orgId: string) => ({
@@ -78,14 +74,7 @@ export interface AttributeLimits {
 }
 
 export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limits: AttributeLimits) {
-  const consistencyHeaders = v.object({
-    [ctx.headers.consistency.toLowerCase()]: v.optional(
-      v.pipe(v.picklist(['local_region', 'all_regions']), v.description('Default local_region.')),
-    ),
-    [ctx.headers.consistencyTimeout.toLowerCase()]: v.optional(
-      v.pipe(v.string(), v.description('Seconds to wait for the write, 1 to 120; default 30. Past it: 408.')),
-    ),
-  });
+  const consistencyHeaders = consistencyHeaderDocs(ctx.headers);
 
   /** The bucket's name if this organization's API key may write it: 404 a name that cannot exist, 403 read-only. */
   function writable(name: string, what = 'written'): string {
@@ -152,7 +141,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   const write = (request: Request, orgId: string, writes: BucketWrite[]) =>
     consistentWrite(request, ctx.headers, () => store.write(orgId, writes));
 
-  const attributeNames = (request: Request) => namesFromQuery(request.url, 'attributes', nameProblem);
+  const attributeNames = (request: Request, empty: EmptyList) =>
+    namesFromQuery(request.url, 'attributes', nameProblem, empty);
 
   return (
     new Elysia()
@@ -207,7 +197,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
       .get(
         '/organizations/attributes',
         async ({ org, request }) => {
-          const buckets = namesFromQuery(request.url, 'buckets', () => null);
+          const buckets = namesFromQuery(request.url, 'buckets', () => null, 'all');
           return ok(toBucketed(await store.read(org.id, buckets, null)));
         },
         {
@@ -218,7 +208,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
             operationId: 'GetOrganizationsAttributes',
             summary: 'Read the attributes of several buckets at once',
             description:
-              'Every bucket named in `buckets` (absent: every bucket of the organization), read in one snapshot.',
+              'Every bucket named in `buckets` (absent or empty: every bucket of the organization), read in one snapshot. Any other query parameter is a 400.',
             tags: TAGS,
             security: SECURITY,
           },
@@ -278,7 +268,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
       .get(
         '/organizations/attributes/:bucket_name',
         async ({ org, params, request }) => {
-          const names = attributeNames(request);
+          const names = attributeNames(request, 'all');
           const contents = await store.read(org.id, [params.bucket_name], names);
           return ok(toObject(contents.get(params.bucket_name)!));
         },
@@ -290,7 +280,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           detail: {
             operationId: 'GetOrganizationsAttributesBucketName',
             summary: "Read a bucket's attributes",
-            description: 'Every attribute of the bucket, or those named in `attributes` that exist.',
+            description:
+              'Every attribute of the bucket (`attributes` absent or empty), or those named in it that exist. Any other query parameter is a 400.',
             tags: TAGS,
             security: SECURITY,
           },
@@ -299,7 +290,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
       .delete(
         '/organizations/attributes/:bucket_name',
         async ({ org, params, request, set }) => {
-          const names = attributeNames(request);
+          const names = attributeNames(request, 'refuse');
+          await refuseBody(request);
           const bucket = writable(params.bucket_name, 'changed');
           await write(request, org.id, [{ bucket, mode: 'delete', names }]);
           set.status = 204;
@@ -307,14 +299,15 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         {
           apiKey: true,
           params: BucketNameParams,
-          query: AttributeNamesQuery,
+          query: DeleteNamesQuery,
+          parse: 'none',
           headers: consistencyHeaders,
           detail: {
             responses: writeResponses,
             operationId: 'DeleteOrganizationsAttributesBucketName',
             summary: 'Delete attributes from a bucket',
             description:
-              'Deletes the attributes named in `attributes`; with none named (absent or empty), every attribute of the bucket. Permanent.',
+              'Deletes the attributes named in `attributes`; without the parameter, every attribute of the bucket. `attributes` given empty, any other query parameter, or a request body is a 400 (and deletes nothing). Permanent.',
             tags: TAGS,
             security: SECURITY,
           },
@@ -355,6 +348,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
             ...errorResponses,
             408: ErrorEnvelopeSchema,
             409: ErrorEnvelopeSchema,
+            413: ErrorEnvelopeSchema,
           },
           detail: {
             operationId: 'PostOrganizationsAttributeBuckets',

@@ -1,5 +1,6 @@
 import { bigint, boolean, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import { passThrough } from '../../core/http/openapi-docs.ts';
 import { END_USER_PERMISSIONS } from './buckets.ts';
 import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
 
@@ -36,20 +37,10 @@ export const attributes = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.bucket, t.key] })],
 );
 
-/**
- * A schema for the OpenAPI document whose validation hands the value through untouched. Valibot's
- * `record` and `looseObject` drop the keys `__proto__`, `constructor` and `prototype` (a guard against
- * prototype pollution), and Elysia replaces the body with the validated output; attribute names are
- * data, so the routes check the raw body themselves (limits.ts) and never copy it into a plain object.
- */
-export function passThrough<S extends v.GenericSchema>(doc: S): S {
-  const standard = {
-    version: 1 as const,
-    vendor: 'valibot',
-    validate: (value: unknown) => ({ value }),
-  };
-  return Object.defineProperty({ ...doc }, '~standard', { value: standard, enumerable: false }) as S;
-}
+// Attribute bodies are documented with `passThrough` (validation hands the value through untouched):
+// valibot's `record` and `looseObject` drop the keys `__proto__`, `constructor` and `prototype` (a guard
+// against prototype pollution), and Elysia replaces the body with the validated output; attribute names
+// are data, so the routes check the raw body themselves (limits.ts) and never copy it into a plain object.
 
 const attributesDescription = `Attributes as key-value pairs. A key is 1 to ${MAX_NAME_BYTES} bytes of UTF-8; a value is any JSON value of at most ${MAX_VALUE_BYTES} bytes (64 KiB) serialized.`;
 
@@ -71,22 +62,45 @@ export const BucketedAttributesResult = passThrough(v.object({ result: BucketedA
 
 export const BucketNameParams = v.object({
   bucket_name: v.pipe(
-    v.string(),
+    // Elysia hands null for a path segment that does not percent-decode (`%ZZ`, or bytes that are not UTF-8).
+    v.string(
+      'the bucket name in the path is not valid percent-encoding: a % must be followed by two hex digits, and the bytes must form UTF-8',
+    ),
     v.description('The name of an attribute bucket, such as end_user_read_write.'),
   ),
 });
 
-/** Elysia splits `a,b` into an array; the routes read the raw query themselves (limits.ts `namesFromQuery`). */
+/**
+ * The names' query parameters, for the OpenAPI document. Elysia splits `a,b` into an array and refuses
+ * the parameter repeated with commas; the routes read the raw query themselves (query.ts), so these
+ * hand the query through untouched.
+ */
 const nameList = (description: string) =>
   v.optional(v.pipe(v.union([v.string(), v.array(v.string())]), v.description(description)));
 
-export const AttributeNamesQuery = v.object({
-  attributes: nameList('A comma-separated list of attribute names; absent or empty means every attribute.'),
-});
+const COMMA = 'A comma inside a name is sent as %2C. Any other query parameter is a 400.';
 
-export const BucketNamesQuery = v.object({
-  buckets: nameList('A comma-separated list of bucket names; absent or empty means every bucket.'),
-});
+export const AttributeNamesQuery = passThrough(
+  v.object({
+    attributes: nameList(
+      `A comma-separated list of attribute names; absent or empty means every attribute. ${COMMA}`,
+    ),
+  }),
+);
+
+export const DeleteNamesQuery = passThrough(
+  v.object({
+    attributes: nameList(
+      `A comma-separated list of attribute names to delete; absent (with no body) means every attribute, and given empty it is a 400. ${COMMA}`,
+    ),
+  }),
+);
+
+export const BucketNamesQuery = passThrough(
+  v.object({
+    buckets: nameList(`A comma-separated list of bucket names; absent or empty means every bucket. ${COMMA}`),
+  }),
+);
 
 export const BucketSchema = v.object({
   name: v.string(),

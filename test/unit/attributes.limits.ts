@@ -93,7 +93,9 @@ export function attributesLimits(label: string, service: () => TestService) {
         headers: { 'content-type': 'application/json' },
       });
       expect(r.status).toBe(400);
-      expect(r.json.errors[0].message).toContain('attribute "n" holds a number out of range');
+      expect(r.json.errors[0].message).toBe(
+        'body: attribute "n" holds a number beyond the range of a double (such as 1e400; the largest is about 1.8e308), which JSON cannot carry',
+      );
     });
 
     it('lists several problems at once, the first ten and a count of the rest', async () => {

@@ -101,12 +101,14 @@ describe('the attributes plugin', () => {
     const put = doc.paths['/organizations/attributes/{bucket_name}'].put;
     expect(put.requestBody.content['application/json'].schema.type).toBe('object');
     expect(put.requestBody.description).toContain('1 to 70 bytes of UTF-8');
-    expect(Object.keys(put.responses)).toEqual(['204', '400', '401', '403', '404', '408']);
+    expect(Object.keys(put.responses)).toEqual(['204', '400', '401', '403', '404', '408', '413']);
     expect(put.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual([
       'path bucket_name',
-      'header service-required-consistency',
-      'header service-required-consistency-timeout',
+      'header Service-Required-Consistency',
+      'header Service-Required-Consistency-Timeout',
     ]);
+    const timeout = put.parameters.find((p: { name: string }) => p.name.endsWith('Timeout'));
+    expect(timeout.schema).toEqual(expect.objectContaining({ type: 'integer', minimum: 1, maximum: 120 }));
     const get = doc.paths['/organizations/attributes/{bucket_name}'].get;
     expect(get.parameters.map((p: { name: string }) => p.name)).toEqual(['bucket_name', 'attributes']);
   });

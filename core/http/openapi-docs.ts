@@ -1,0 +1,67 @@
+import * as v from 'valibot';
+import type { HeaderNames } from './headers.ts';
+
+/**
+ * A schema that documents without validating: the OpenAPI document shows `doc`, while requests pass as
+ * they are (the route checks them itself, with messages naming the field and the rule).
+ */
+export function passThrough<S extends v.GenericSchema>(doc: S): S {
+  const standard = {
+    version: 1 as const,
+    vendor: 'valibot',
+    validate: (value: unknown) => ({ value }),
+  };
+  return Object.defineProperty({ ...doc }, '~standard', { value: standard, enumerable: false }) as S;
+}
+
+/**
+ * The consistency headers of a state-changing route, for the OpenAPI document in the deployment's
+ * spelling; the organization guard checks them once the caller is known.
+ */
+export const consistencyHeaders = (names: HeaderNames) =>
+  passThrough(
+    v.object({
+      [names.consistency]: v.optional(
+        v.pipe(
+          v.picklist(['local_region', 'all_regions']),
+          v.description(
+            'Default local_region. The answer waits until the write is visible to every replica of that scope; with one region, all_regions waits for the same.',
+          ),
+        ),
+      ),
+      [names.consistencyTimeout]: v.optional(
+        v.pipe(
+          v.number(),
+          v.integer(),
+          v.minValue(1),
+          v.maxValue(120),
+          v.description('Seconds to wait for the consistency level (default 30); past it: 408.'),
+        ),
+      ),
+    }),
+  );
+
+const ErrorJson = {
+  type: 'object' as const,
+  properties: {
+    errors: {
+      type: 'array' as const,
+      items: {
+        type: 'object' as const,
+        properties: { httpcode: { type: 'integer' as const }, message: { type: 'string' as const } },
+      },
+    },
+  },
+};
+
+/** An error answer written out for the OpenAPI document (routes whose responses sit in `detail`). */
+export const errorDoc = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorJson } },
+});
+
+/** The answers every state-changing route may give beyond its own, for `detail.responses`. */
+export const writeErrorDocs = {
+  408: errorDoc('The consistency level was not reached within the timeout; the write may still land'),
+  413: errorDoc('The request body is larger than the limit (BODY_LIMIT)'),
+};
