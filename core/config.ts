@@ -124,6 +124,14 @@ const EnvSchema = v.object({
       list(s).every((p) => /^[A-Za-z0-9.-]+=[0-9A-Fa-f.:]+$/.test(p) && ipaddr.isValid(p.split('=')[1]!)),
     ),
   ),
+  TEST_EVENTS_RATE_LIMIT: v.optional(
+    str(
+      'TEST_EVENTS_RATE_LIMIT',
+      'must be <events a minute>/<burst>, two integers from 1 to 1000000 (such as 10/50)',
+      (s) =>
+        /^\d{1,7}\/\d{1,7}$/.test(s) && s.split('/').every((n) => Number(n) >= 1 && Number(n) <= 1_000_000),
+    ),
+  ),
   NODE_EXTRA_CA_CERTS: v.optional(v.string()),
   SHUTDOWN_TIMEOUT_MS: v.optional(
     str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
@@ -173,6 +181,8 @@ export interface Config {
   plugins: string[] | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
+  /** TEST_EVENTS_RATE_LIMIT: test events a minute and burst per organization; unset: the plugin's default. */
+  testEventsRateLimit: { perMinute: number; burst: number } | undefined;
   deliveryAllowPrivate: string[];
   deliveryHostMap: Record<string, string>;
   /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
@@ -236,6 +246,12 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
+    testEventsRateLimit: e.TEST_EVENTS_RATE_LIMIT
+      ? {
+          perMinute: Number(e.TEST_EVENTS_RATE_LIMIT.split('/')[0]),
+          burst: Number(e.TEST_EVENTS_RATE_LIMIT.split('/')[1]),
+        }
+      : undefined,
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,

@@ -106,9 +106,12 @@ function normaliseCidr(cidr: string): [Address, number] {
   return [address, bits];
 }
 
-/** A URL host without the brackets of an IPv6 literal and without the trailing dot of a FQDN. */
+/**
+ * A URL host without the brackets of an IPv6 literal and without the trailing dots of a FQDN: all of
+ * them, since the WHATWG parser keeps `localhost..` as it is and a resolver may still answer it.
+ */
 export function bareHost(hostname: string): string {
-  return stripBrackets(hostname).replace(/\.$/, '').toLowerCase();
+  return stripBrackets(hostname).replace(/\.+$/, '').toLowerCase();
 }
 
 /**

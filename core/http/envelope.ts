@@ -25,3 +25,6 @@ export const errorResponses = {
   403: ErrorEnvelopeSchema,
   404: ErrorEnvelopeSchema,
 } as const;
+
+/** What a state-changing route may answer beyond its own: 408 past the consistency timeout, 413 too big. */
+export const writeErrorResponses = { 408: ErrorEnvelopeSchema, 413: ErrorEnvelopeSchema } as const;

@@ -39,11 +39,19 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Visible ASCII, space and tab, not starting or ending with whitespace: safe on every transport. */
 const VALUE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/;
 
+const kindOf = (value: unknown) =>
+  Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
+
 /**
- * Checks custom headers; returns the problems, each naming the header and its rule. Names compare
- * case-insensitively, so `X-A` and `x-a` together are a duplicate.
+ * Checks custom headers as they came in the request body; returns the problems, each naming the header
+ * and its rule. Names compare case-insensitively, so `X-A` and `x-a` together are a duplicate.
+ * `__proto__` is refused: a plain object cannot hold it as a key without care at every step, and no
+ * receiver needs it. `constructor` and `prototype` are valid names and are kept (the body is JSON, so
+ * every key is an own property).
  */
-export function customHeaderProblems(headers: Record<string, unknown>): string[] {
+export function customHeaderProblems(headers: unknown): string[] {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    return [`must be an object of header name to an array of strings (got ${kindOf(headers)})`];
   const problems: string[] = [];
   const names = Object.keys(headers);
   const L = CUSTOM_HEADER_LIMITS;
@@ -53,6 +61,10 @@ export function customHeaderProblems(headers: Record<string, unknown>): string[]
   for (const name of names) {
     const lower = name.toLowerCase();
     const at = JSON.stringify(name);
+    if (name === '__proto__') {
+      problems.push(`${at} is not accepted as a header name`);
+      continue;
+    }
     if (!TOKEN.test(name) || name.length > L.nameLength)
       problems.push(
         `${at} is not a valid header name (letters, digits and !#$%&'*+-.^_\`|~, at most ${L.nameLength})`,
@@ -63,7 +75,7 @@ export function customHeaderProblems(headers: Record<string, unknown>): string[]
       );
     if (seen.has(lower)) problems.push(`${at} is given twice (header names are case-insensitive)`);
     seen.add(lower);
-    const values = headers[name];
+    const values = (headers as Record<string, unknown>)[name];
     if (!Array.isArray(values) || values.length === 0) {
       problems.push(`${at} must be a non-empty array of strings`);
       continue;

@@ -17,6 +17,7 @@ import { operatorRoutes } from './routes/operator.ts';
 import { testEventRoutes } from './routes/test-events.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { TEST_EVENT_RATE_LIMIT } from './schema.ts';
 import { createWebhookStore } from './store.ts';
 
 export { DELIVERIES_TOPIC } from './deliveries.ts';
@@ -26,12 +27,17 @@ export { WebhookErrors } from './errors.ts';
 export interface WebhooksOptions {
   /** Deliveries attempted at once by each replica: signing and HTTP overlap across them. @default 256 */
   deliveryConcurrency?: number;
-  /** Events fanned out at once by each replica. @default 64 */
+  /** Events fanned out at once by each replica. @default 512 */
   routerConcurrency?: number;
   /** Webhooks one organization may have. @default 1000 */
   maxWebhooks?: number;
   /** The verification key set's rate limit per organization and replica. @default { perMinute: 30, burst: 60 } */
   jwksRateLimit?: { perMinute?: number; burst?: number };
+  /**
+   * The test-events rate limit per organization and replica, in events; the burst also bounds the
+   * events of one request. @default { perMinute: 10, burst: 50 }
+   */
+  testEventRateLimit?: { perMinute?: number; burst?: number };
   /** Cache-Control max-age of the verification key set, in seconds. @default 300 */
   jwksMaxAgeSeconds?: number;
   /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
@@ -42,6 +48,8 @@ export interface WebhooksOptions {
 // record. Leases are counted on the service's clock, and the work is real time, hence the rate.
 const DELIVERY_LEASE_REAL_MS = 30_000;
 const ROUTER_LEASE_REAL_MS = 15_000;
+const DEFAULT_ROUTER_CONCURRENCY = 512;
+const DEFAULT_DELIVERY_CONCURRENCY = 256;
 
 /**
  * Webhooks: their operations and triggers, the verification key set, test events, and durable signed
@@ -68,6 +76,18 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         capacity: options.jwksRateLimit?.burst ?? 60,
         perMinute: options.jwksRateLimit?.perMinute ?? 30,
       });
+      // The plugin's option, else TEST_EVENTS_RATE_LIMIT (drills and load tests raise it), else the spec's.
+      const configured = ctx.config.testEventsRateLimit;
+      const testEvents = {
+        perMinute:
+          options.testEventRateLimit?.perMinute ?? configured?.perMinute ?? TEST_EVENT_RATE_LIMIT.perMinute,
+        burst: options.testEventRateLimit?.burst ?? configured?.burst ?? TEST_EVENT_RATE_LIMIT.burst,
+      };
+      const testEventBuckets = createTokenBuckets({
+        clock: ctx.clock,
+        capacity: testEvents.burst,
+        perMinute: testEvents.perMinute,
+      });
       const recorder = createAttemptRecorder(ctx.storage);
       const events = createEventCache();
       const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
@@ -88,11 +108,11 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         start() {
           subscriptions.push(
             ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, (m) => router.handle(m), {
-              concurrency: options.routerConcurrency ?? Number(process.env.RC ?? 512),
+              concurrency: options.routerConcurrency ?? DEFAULT_ROUTER_CONCURRENCY,
               leaseMs: ROUTER_LEASE_REAL_MS * ctx.clock.rate,
             }),
             ctx.bus.consume<DeliveryMessage>(DELIVERIES_TOPIC, deliver, {
-              concurrency: options.deliveryConcurrency ?? Number(process.env.DC ?? 256),
+              concurrency: options.deliveryConcurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
               leaseMs: DELIVERY_LEASE_REAL_MS * ctx.clock.rate,
             }),
           );
@@ -113,7 +133,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
           .use(webhookRoutes(ctx, store, openHeaders))
           .use(triggerRoutes(ctx, store))
           .use(operatorRoutes(ctx, store, operator))
-          .use(testEventRoutes(ctx)),
+          .use(testEventRoutes(ctx, { buckets: testEventBuckets, ...testEvents })),
         workers,
         sealed: [customHeadersSealed],
       };

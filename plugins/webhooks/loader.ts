@@ -41,7 +41,7 @@ interface Row {
  * router puts each event it fans out here, and the deliveries of that event (one per webhook, most
  * often in this same process moments later) read it without a query. A miss reads the database.
  */
-export function createEventCache(limit = Number(process.env.EC ?? 4096)) {
+export function createEventCache(limit = 4096) {
   const events = new Map<string, JsonValue>();
   return {
     get: (id: string) => events.get(id),

@@ -18,7 +18,8 @@ interface Bucket {
 }
 
 /**
- * Token buckets by key (an organization): each request takes one token; tokens come back at
+ * Token buckets by key (an organization): each request takes one token, or `cost` tokens when it
+ * weighs more (a test-events request takes one per event); tokens come back at
  * `perMinute` up to `capacity`. The buckets live in this process, so with several replicas behind a
  * load balancer an organization may get up to `replicas` times the rate: a bound against abuse of one
  * replica, not an exact global quota.
@@ -40,7 +41,8 @@ export function createTokenBuckets(options: TokenBucketOptions) {
   }
 
   return {
-    take(key: string): TakeResult {
+    /** Takes `cost` tokens (at most `capacity`, or it never succeeds), or none and says when to retry. */
+    take(key: string, cost = 1): TakeResult {
       const now = clock.now();
       let b = buckets.get(key);
       if (!b) {
@@ -50,11 +52,11 @@ export function createTokenBuckets(options: TokenBucketOptions) {
       }
       b.tokens = level(b, now);
       b.at = now;
-      if (b.tokens >= 1) {
-        b.tokens -= 1;
+      if (b.tokens >= cost) {
+        b.tokens -= cost;
         return { ok: true, remaining: Math.floor(b.tokens) };
       }
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)) };
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - b.tokens) / perMs / 1000)) };
     },
     get size() {
       return buckets.size;

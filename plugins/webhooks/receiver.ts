@@ -1,6 +1,7 @@
 /**
  * Verifying a webhook request, for TypeScript receivers: the spec's six checks in one call. Web APIs
- * and jose only, so it runs on Bun, Node, Deno and edge runtimes.
+ * and jose only, so it runs on Bun, Node, Deno and edge runtimes; it ships as TypeScript source, which
+ * Bun and Deno load as is and Node loads through a TypeScript loader or a bundler.
  *
  * @example
  * import { createWebhookVerifier } from 'identity-service/receiver';
@@ -80,6 +81,7 @@ export interface WebhookVerifierOptions {
 export interface ExpectedWebhook {
   webhookId?: string;
   triggerType?: 'event' | 'sync_hook';
+  /** The trigger's name; `MitmAttackDetectedV1` and `MitmAttackDetected_v1` are the same trigger. */
   triggerName?: string;
   /**
    * The URL that received the request, as registered (behind a proxy, `request.url` may show an
@@ -93,6 +95,15 @@ export interface RawWebhookRequest {
   body: string;
   url: string;
 }
+
+// The spec's trigger list writes `MitmAttackDetectedV1` for the event `MitmAttackDetected_v1`: both
+// spellings name one trigger (the service sends the latter). Kept here rather than imported from the
+// event catalogue, so that the receiver stays a small module of Web APIs and jose.
+const TRIGGER_ALIASES: ReadonlyMap<string, string> = new Map([
+  ['MitmAttackDetectedV1', 'MitmAttackDetected_v1'],
+]);
+const triggerNameOf = (name: unknown) =>
+  typeof name === 'string' ? (TRIGGER_ALIASES.get(name) ?? name) : name;
 
 const sameUrl = (a: string, b: string) => {
   try {
@@ -194,7 +205,8 @@ export function createWebhookVerifier(options: WebhookVerifierOptions) {
         );
       if (
         (expected.triggerType !== undefined && claims.trigger_type !== expected.triggerType) ||
-        (expected.triggerName !== undefined && claims.trigger_name !== expected.triggerName)
+        (expected.triggerName !== undefined &&
+          triggerNameOf(claims.trigger_name) !== triggerNameOf(expected.triggerName))
       )
         throw new WebhookVerificationError(
           'ERR_WEBHOOK_TRIGGER',

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
-import { conflict, notFound, ServiceError } from '../../core/errors.ts';
+import { badRequest, conflict, notFound, ServiceError } from '../../core/errors.ts';
 import { isUuid, uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
@@ -63,34 +63,43 @@ export function createWebhookStore(deps: {
   const inOrg = (orgId: string, id: string) => and(eq(webhooks.orgId, orgId), eq(webhooks.id, id));
 
   return {
+    /**
+     * Creates a webhook, within the organization's allowance. Creations of one organization take turns
+     * (an advisory lock for the transaction), so concurrent creates cannot count the same N and all
+     * insert: the allowance holds exactly.
+     */
     async create(orgId: string, input: Required<Pick<WebhookInput, 'name' | 'targetUrl'>> & WebhookInput) {
-      const [{ n } = { n: 0 }] = await db
-        .select({ n: count() })
-        .from(webhooks)
-        .where(eq(webhooks.orgId, orgId));
-      if (n >= deps.maxWebhooks)
-        throw conflict(
-          WebhookErrors.TOO_MANY_WEBHOOKS,
-          `this organization has ${n} webhooks, the most it may have; delete one first`,
-        );
       const id = uuidv7(clock.now());
-      const now = clock.now();
+      const customHeaders = await sealHeaders(secrets, id, input.customHeaders);
       try {
-        const [row] = await db
-          .insert(webhooks)
-          .values({
-            id,
-            orgId,
-            name: input.name,
-            description: input.description ?? '',
-            targetUrl: input.targetUrl,
-            customHeaders: await sealHeaders(secrets, id, input.customHeaders),
-            timeoutNs: input.timeoutNs ?? null,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .returning();
-        return row!;
+        return await storage.transaction(async (tx) => {
+          await tx.query(sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${orgId}`}, 0))`);
+          const [{ n } = { n: 0 }] = await tx.db
+            .select({ n: count() })
+            .from(webhooks)
+            .where(eq(webhooks.orgId, orgId));
+          if (n >= deps.maxWebhooks)
+            throw badRequest(
+              WebhookErrors.TOO_MANY_WEBHOOKS,
+              `this organization has ${n} webhooks; the limit is ${deps.maxWebhooks} webhooks per organization (maxWebhooks): delete one first`,
+            );
+          const now = clock.now();
+          const [row] = await tx.db
+            .insert(webhooks)
+            .values({
+              id,
+              orgId,
+              name: input.name,
+              description: input.description ?? '',
+              targetUrl: input.targetUrl,
+              customHeaders,
+              timeoutNs: input.timeoutNs ?? null,
+              createdAt: now,
+              updatedAt: now,
+            })
+            .returning();
+          return row!;
+        });
       } catch (err) {
         if (isUniqueViolation(err)) throw urlTaken(input.targetUrl);
         throw err;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test';
 import { DeliveryFailure } from '../../adapters/fetch-delivery/errors.ts';
 import { vetAddresses } from '../../adapters/fetch-delivery/resolve.ts';
 import {
+  bareHost,
   classifyAddress,
   createSsrfPolicy,
   isIpLiteralHost,
@@ -150,6 +151,13 @@ describe('target host checks', () => {
     expect(isLocalhostName('LOCALHOST.')).toBe(true);
     expect(isLocalhostName('api.localhost')).toBe(true);
     expect(isLocalhostName('localhost.example.com')).toBe(false);
+  });
+
+  it('strips every trailing dot, so localhost.. is still localhost', () => {
+    expect(isLocalhostName('localhost..')).toBe(true);
+    expect(isLocalhostName('API.LOCALHOST...')).toBe(true);
+    expect(bareHost('Hooks.Test..')).toBe('hooks.test');
+    expect(bareHost('[::1]')).toBe('::1');
   });
 });
 

@@ -24,8 +24,9 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
 
 /**
  * `GET /organizations/webhooks/verification-jwks`: the organization's ES256 verification keys (current
- * and, during a rotation, previous), public, so `Service-OrgID` only. Cacheable (Cache-Control and a
- * strong ETag, 304 on If-None-Match) and rate-limited per organization with a token bucket.
+ * and, during a rotation, previous), public, so `Service-OrgID` only. Cacheable (Cache-Control, a strong
+ * ETag, 304 on If-None-Match, Vary on the organization header) and rate-limited per organization with a
+ * token bucket.
  */
 export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSeconds: number) {
   // The signer hands back the same JWKS object while its cache holds, so the body and its digest are
@@ -58,6 +59,8 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
       const headers = {
         'cache-control': `public, max-age=${maxAgeSeconds}`,
         etag,
+        // The answer depends on the organization header: a shared cache must key on it.
+        vary: ctx.headers.orgId,
         'content-type': 'application/json',
       };
       if (matches(request.headers.get('if-none-match'), etag))

@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
-import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { isRfc3339 } from '../../../core/events/formats.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { OPERATOR_LIMITS, type OperatorStore } from '../operator.ts';
@@ -27,6 +28,24 @@ function checkDeliveryId(id: string): string {
       `path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`,
     );
   return id.toLowerCase();
+}
+
+/**
+ * Clock milliseconds of an RFC 3339 time, or a 400 naming `since`. Date.parse alone takes February 30th
+ * and times without an offset (read as local time); it does not take a leap second, which RFC 3339
+ * allows and which is read here as the second before it.
+ */
+function sinceOf(text: string): number {
+  const ms = isRfc3339(text)
+    ? Date.parse(text.toUpperCase().replace(/(T\d\d:\d\d:)60/, (_, hm: string) => `${hm}59`))
+    : Number.NaN;
+  if (Number.isNaN(ms))
+    throw new ServiceError(
+      400,
+      CoreErrors.VALIDATION,
+      `body.since: must be an RFC 3339 time such as 2026-01-02T03:04:05Z, with an offset (got ${JSON.stringify(text)})`,
+    );
+  return ms;
 }
 
 /** Operator endpoints (API.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. */
@@ -79,7 +98,12 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         apiKey: true,
         headers: consistencyHeaders(names),
         params: DeliveryIdParams,
-        response: { 202: resultOf(DeliverySchema), 409: errorResponses[400], ...errorResponses },
+        response: {
+          202: resultOf(DeliverySchema),
+          409: errorResponses[400],
+          ...errorResponses,
+          ...writeErrorResponses,
+        },
         detail: {
           operationId: 'PostOrganizationsWebhooksWebhookIdDeliveriesDeliveryIdResend',
           summary: 'Resend one delivery',
@@ -94,13 +118,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
       '/organizations/webhooks/:webhook_id/recover',
       async ({ org, params, body, request, set }) => {
         const id = checkWebhookId(params.webhook_id);
-        const since = Date.parse(body.since);
-        if (!/^\d{4}-\d\d-\d\dT/.test(body.since) || Number.isNaN(since))
-          throw new ServiceError(
-            400,
-            CoreErrors.VALIDATION,
-            `body.since: must be an RFC 3339 time (got ${JSON.stringify(body.since)})`,
-          );
+        const since = sinceOf(body.since);
         await webhooks.get(org.id, id);
         const ids = await consistent(request, names, () => deliveries.recover(org.id, id, since));
         set.status = 202;
@@ -115,6 +133,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         response: {
           202: resultOf(v.object({ recovered: v.number(), delivery_ids: v.array(v.string()) })),
           ...errorResponses,
+          ...writeErrorResponses,
         },
         detail: {
           operationId: 'PostOrganizationsWebhooksWebhookIdRecover',

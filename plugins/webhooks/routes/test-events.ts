@@ -1,63 +1,107 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { ServiceError } from '../../../core/errors.ts';
-import { buildEvent, eventCatalogue, eventDefinition } from '../../../core/events/index.ts';
+import { CoreErrors, ServiceError } from '../../../core/errors.ts';
+import {
+  ACCEPTED_TRIGGER_NAMES,
+  acceptedTriggerName,
+  buildEvent,
+  eventCatalogue,
+  eventDefinition,
+} from '../../../core/events/index.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
-import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import { WebhookErrors } from '../errors.ts';
-import { EventSchema, TEST_EVENT_LIMITS, TestEventsSchema } from '../schema.ts';
+import type { TokenBuckets } from '../rate-limit.ts';
+import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
 import { apiKeySecurity, TAG } from './common.ts';
 
 type Spec = v.InferOutput<typeof TestEventsSchema>[number];
 
-/** The catalogue entry an event_name names: a catalogue name, or an accepted trigger spelling of one. */
+/** The rate limit of test events, in events per organization and replica. */
+export interface TestEventLimit {
+  buckets: TokenBuckets;
+  perMinute: number;
+  burst: number;
+}
+
+// The spec's trigger list writes `MitmAttackDetectedV1` for the catalogue's `MitmAttackDetected_v1`:
+// the one other spelling of an event name. `PersonCreatedV1` and the like name nothing.
+const ALIASES = ACCEPTED_TRIGGER_NAMES.filter((name) => !eventCatalogue.has(name));
+const KNOWN = `known: ${[...eventCatalogue.keys()].join(', ')}; also ${ALIASES.map((a) => `${a} (${acceptedTriggerName(a)})`).join(', ')}`;
+
+/** The catalogue entry an event_name names: its catalogue name exactly, or the spec's alias of one. */
 function definitionOf(name: string, i: number) {
-  const definition = eventDefinition(name) ?? eventDefinition(name.replace(/^(.+)V(\d+)$/, '$1_v$2'));
+  const definition =
+    eventDefinition(name) ??
+    ((ALIASES as readonly string[]).includes(name) ? eventDefinition(acceptedTriggerName(name)!) : undefined);
   if (!definition)
     throw new ServiceError(
       400,
       WebhookErrors.UNKNOWN_EVENT,
-      `body[${i}].event_name: ${JSON.stringify(name)} is not an event of the catalogue; known: ${[...eventCatalogue.keys()].join(', ')}`,
+      `body[${i}].event_name: ${JSON.stringify(name)} is not an event of the catalogue; ${KNOWN}`,
     );
   return definition;
 }
 
-function checkBounds(specs: Spec[]) {
+/** The events a request asks for (count, twice with duplicates), after the checks of each entry. */
+function eventsAskedFor(specs: Spec[], burst: number): number {
   specs.forEach((s, i) => {
     const id = s.analytics_correlation_id;
     if (id !== undefined && id !== '' && !isUuid(id))
       throw new ServiceError(
         400,
-        'VALIDATION',
+        CoreErrors.VALIDATION,
         `body[${i}].analytics_correlation_id: must be a UUID (got ${JSON.stringify(id)})`,
       );
   });
   const total = specs.reduce((n, s) => n + (s.count ?? 1) * (s.duplicates ? 2 : 1), 0);
-  if (total > TEST_EVENT_LIMITS.total)
+  if (total > burst)
     throw new ServiceError(
       400,
       WebhookErrors.TOO_MANY_TEST_EVENTS,
-      `body: asks for ${total} events (count, twice with duplicates); at most ${TEST_EVENT_LIMITS.total} per request`,
+      `body: asks for ${total} events (count, twice with duplicates); at most ${burst} per request, the burst of the test-events rate limit`,
     );
+  return total;
 }
+
+/** An event as the answer lists it: the reference's BaseTestEvent members, then the event itself. */
+const listed = (e: ServiceEvent, orgId: string) => ({
+  event_id: e.event_metadata.event_id,
+  event_name: e.event_metadata.event_name,
+  timestamp: e.event_metadata.timestamp,
+  organization_id: e.event_metadata.organization_id ?? orgId,
+  ...e,
+});
 
 /**
  * `POST /test-events`: events built from the catalogue's sample payloads with is_test_event true,
  * published like any other (webhooks with a matching trigger are called). With `duplicates`, each event
  * is published twice with the same event_id, so receivers can test their de-duplication on `sub`.
+ * Rate-limited per organization in events, not requests: a request of 20 events takes 20 tokens.
  */
-export function testEventRoutes(ctx: ServiceContext) {
+export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
+  const { buckets, perMinute, burst } = limit;
   return new Elysia().use(ctx.auth).post(
     '/test-events',
     async ({ org, body, set }) => {
-      checkBounds(body);
+      const total = eventsAskedFor(body, burst);
+      const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
+      // Only a request that would be served takes tokens: a 400 costs nothing.
+      const take = buckets.take(org.id, total);
+      if (!take.ok)
+        throw new ServiceError(
+          429,
+          CoreErrors.RATE_LIMITED,
+          `test events of organization ${org.id} are limited to ${perMinute} events a minute (bursts of ${burst}); this request asks for ${total}: retry after ${take.retryAfterSeconds} s`,
+          { headers: { 'retry-after': String(take.retryAfterSeconds) } },
+        );
       const events: ServiceEvent[] = [];
       const duplicates: ServiceEvent[] = [];
       body.forEach((spec, i) => {
-        const definition = definitionOf(spec.event_name, i);
+        const definition = definitions[i]!;
         for (let n = 0; n < (spec.count ?? 1); n++) {
           const members = definition.sample({
             orgId: org.id,
@@ -80,17 +124,22 @@ export function testEventRoutes(ctx: ServiceContext) {
           duplicates.map((e) => ({ id: `${e.event_metadata.event_id}.duplicate`, payload: e as JsonValue })),
         );
       set.status = 201;
-      return ok(interleave(events, duplicates));
+      return ok(interleave(events, duplicates).map((e) => listed(e, org.id)));
     },
     {
       apiKey: true,
       parse: 'json',
       body: TestEventsSchema,
-      response: { 201: resultOf(v.array(EventSchema)), ...errorResponses },
+      response: {
+        201: resultOf(v.array(TestEventSchema)),
+        ...errorResponses,
+        413: ErrorEnvelopeSchema,
+        429: ErrorEnvelopeSchema,
+      },
       detail: {
         operationId: 'PostTestEvents',
         summary: 'Publish test events',
-        description: `A list of {event_name, count (default 1, at most ${TEST_EVENT_LIMITS.count}), duplicates (default false), analytics_correlation_id}: at most ${TEST_EVENT_LIMITS.specs} entries and ${TEST_EVENT_LIMITS.total} events in all. Each event is built from a realistic sample of its payload, with is_test_event true, and published: webhooks with a matching trigger are called. duplicates publishes each event twice with the same event_id. Answers the events as published.`,
+        description: `A list of {event_name, count (default 1, at most ${TEST_EVENT_LIMITS.count}), duplicates (default false), analytics_correlation_id}: at most ${TEST_EVENT_LIMITS.specs} entries and ${burst} events in all. event_name is a catalogue name (MitmAttackDetectedV1 also names MitmAttackDetected_v1). Each event is built from a realistic sample of its payload, with is_test_event true, and published: webhooks with a matching trigger are called. duplicates publishes each event twice with the same event_id. Answers the events as published, each with event_id, event_name, timestamp and organization_id at the top. Rate-limited per organization to ${perMinute} events a minute with bursts of ${burst} (per replica; each event counts, duplicates twice): 429 with Retry-After beyond.`,
         tags: [TAG],
         security: apiKeySecurity,
       },

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { TriggerSchema, WebhookIdParams } from '../schema.ts';
 import { checkWebhookId, type WebhookStore } from '../store.ts';
 import { canonicalTrigger } from '../triggers.ts';
-import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG } from './common.ts';
+import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
 
 const TriggerQuery = v.object({
   trigger_type: v.pipe(v.string(), v.minLength(1, 'is required')),
@@ -32,7 +32,7 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
         params: WebhookIdParams,
         parse: 'json',
         body: v.object({ trigger_type: v.string(), trigger_name: v.string() }),
-        response: { 201: v.object({}), ...errorResponses },
+        response: { 201: v.object({}), ...errorResponses, ...writeErrorResponses },
         detail: {
           operationId: 'PostOrganizationsWebhooksWebhookIdTriggers',
           summary: 'Add a trigger to a webhook',
@@ -92,6 +92,7 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
             401: errorDoc('No or bad API key'),
             403: errorDoc('An API key of another organization'),
             404: errorDoc('No such webhook or trigger'),
+            ...writeErrorDocs,
           },
         },
       },

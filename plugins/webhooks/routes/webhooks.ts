@@ -1,16 +1,16 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { ServiceError } from '../../../core/errors.ts';
-import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
+import { type CustomHeaders, type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
 import { parseTimeout } from '../duration.ts';
 import { WebhookErrors } from '../errors.ts';
 import { webhookJson } from '../present.ts';
 import { WebhookCreateSchema, WebhookIdParams, WebhookPatchSchema, WebhookSchema } from '../schema.ts';
 import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store.ts';
 import { checkTargetUrl } from '../target-url.ts';
-import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG } from './common.ts';
+import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
 
 type Patch = v.InferOutput<typeof WebhookPatchSchema>;
 
@@ -41,7 +41,7 @@ function toInput(body: Patch): WebhookInput {
     if (body.custom_headers === null) input.customHeaders = null;
     else {
       const found = customHeaderProblems(body.custom_headers);
-      if (found.length === 0) input.customHeaders = body.custom_headers;
+      if (found.length === 0) input.customHeaders = body.custom_headers as CustomHeaders;
       else {
         if (!problems.length) code = WebhookErrors.INVALID_CUSTOM_HEADERS;
         problems.push(...found.map((p) => `body.custom_headers: ${p}`));
@@ -60,7 +60,12 @@ export function webhookRoutes(
 ) {
   const present = async (row: WebhookRow) => webhookJson(row, await openHeaders(row.id, row.customHeaders));
   const names = ctx.headers;
-  const write = { 200: resultOf(WebhookSchema), 409: errorResponses[400], ...errorResponses };
+  const write = {
+    200: resultOf(WebhookSchema),
+    409: errorResponses[400],
+    ...errorResponses,
+    ...writeErrorResponses,
+  };
 
   return new Elysia()
     .use(ctx.auth)
@@ -79,12 +84,17 @@ export function webhookRoutes(
         headers: consistencyHeaders(names),
         parse: 'json',
         body: WebhookCreateSchema,
-        response: { 201: resultOf(WebhookSchema), 409: errorResponses[400], ...errorResponses },
+        response: {
+          201: resultOf(WebhookSchema),
+          409: errorResponses[400],
+          ...errorResponses,
+          ...writeErrorResponses,
+        },
         detail: {
           operationId: 'PostOrganizationsWebhooks',
           summary: 'Create a webhook',
           description:
-            'target_url: https, a host that is neither localhost nor an IP address, no query or fragment, unique in the organization (409 otherwise). timeout: a duration above 0 and at most 20s. custom_headers are sealed at rest.',
+            'target_url: https, a host that is neither localhost nor an IP address, no query or fragment, unique in the organization (409 otherwise). timeout: a duration above 0 and at most 20s. custom_headers are sealed at rest. 400 once the organization has as many webhooks as it may (1000 by default).',
           tags: [TAG],
           security: apiKeySecurity,
         },
@@ -168,6 +178,7 @@ export function webhookRoutes(
             401: errorDoc('No or bad API key'),
             403: errorDoc('An API key of another organization'),
             404: errorDoc('No such webhook'),
+            ...writeErrorDocs,
           },
         },
       },

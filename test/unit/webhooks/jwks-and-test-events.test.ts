@@ -53,6 +53,25 @@ describe('the verification key set', () => {
     expect(rotated.headers.get('etag')).not.toBe(etag);
   });
 
+  it('varies on the organization header, on 200 and on 304, under the deployment prefix', async () => {
+    const r = await t.call('GET', JWKS, { key: null });
+    expect(r.headers.get('vary')).toBe('Service-OrgID');
+    const again = await t.call('GET', JWKS, {
+      key: null,
+      headers: { 'If-None-Match': r.headers.get('etag')! },
+    });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('vary')).toBe('Service-OrgID');
+    const acme = await startWebhookService({ env: { HEADER_PREFIX: 'Acme' } });
+    try {
+      const theirs = await acme.call('GET', JWKS, { key: null });
+      expect(theirs.status).toBe(200);
+      expect(theirs.headers.get('vary')).toBe('Acme-OrgID');
+    } finally {
+      await acme.stop();
+    }
+  });
+
   it('answers 404 for an unknown organization and 400 without the header', async () => {
     expect(
       (await t.call('GET', JWKS, { key: null, orgId: '01900000-0000-7000-8000-000000000000' })).status,
@@ -93,10 +112,24 @@ describe('test events', () => {
     expect(events).toHaveLength(4);
     for (const e of events) {
       const m = e.event_metadata;
+      // The reference's BaseTestEvent members at the top, as the metadata has them.
+      expect([e.event_id, e.event_name, e.timestamp, e.organization_id]).toEqual([
+        m.event_id,
+        m.event_name,
+        m.timestamp,
+        t.org.id,
+      ]);
       expect(m.is_test_event).toBe(true);
       expect(m.organization_id).toBe(t.org.id);
       expect(m.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
-      const { event_metadata: _, ...members } = e;
+      const {
+        event_metadata: _,
+        event_id: _i,
+        event_name: _n,
+        timestamp: _t,
+        organization_id: _o,
+        ...members
+      } = e;
       expect(v.safeParse(eventDefinition(m.event_name)!.schema, members).success).toBe(true);
     }
     expect(
@@ -121,17 +154,23 @@ describe('test events', () => {
         [{ event_name: 'Nope_v1' }],
         'body[0].event_name: "Nope_v1" is not an event of the catalogue; known: AuthenticationSucceeded_v1',
       ],
+      // Only the spec's alias of the MITM event; other <type>V<n> spellings name nothing.
+      [
+        [{ event_name: 'PersonCreatedV1' }],
+        'body[0].event_name: "PersonCreatedV1" is not an event of the catalogue; known: AuthenticationSucceeded_v1',
+      ],
+      [[{ event_name: 'RoleCreatedV1' }], 'also MitmAttackDetectedV1 (MitmAttackDetected_v1)'],
       [[], 'body: must list at least one event'],
       [
         Array.from({ length: 51 }, () => ({ event_name: 'RoleCreated_v1' })),
         'body: must list at most 50 entries',
       ],
-      [[{ event_name: 'RoleCreated_v1', count: 101 }], 'body[0].count: must be at most 100'],
+      [[{ event_name: 'RoleCreated_v1', count: 51 }], 'body[0].count: must be at most 50'],
       [[{ event_name: 'RoleCreated_v1', count: 0 }], 'body[0].count: must be at least 1'],
       [[{ event_name: 'RoleCreated_v1', count: 1.5 }], 'body[0].count: must be an integer'],
       [
-        Array.from({ length: 6 }, () => ({ event_name: 'RoleCreated_v1', count: 50, duplicates: true })),
-        'asks for 600 events (count, twice with duplicates); at most 500 per request',
+        Array.from({ length: 6 }, () => ({ event_name: 'RoleCreated_v1', count: 5, duplicates: true })),
+        'asks for 60 events (count, twice with duplicates); at most 50 per request',
       ],
       [
         [{ event_name: 'RoleCreated_v1', analytics_correlation_id: 'abc' }],
@@ -144,5 +183,38 @@ describe('test events', () => {
       expect(r.status).toBe(400);
       expect(r.json.errors[0].message).toContain(expected);
     }
+  });
+});
+
+describe('the test-events rate limit', () => {
+  it('counts events, 10 a minute with bursts of 50 per organization, with 429 and Retry-After', async () => {
+    const { organization, apiKey } = await t.service.ctx.orgs.create('Tester');
+    const publish = (body: unknown) =>
+      t.call('POST', '/test-events', { orgId: organization.id, key: apiKey, body });
+    // A refused request takes nothing.
+    expect((await publish([{ event_name: 'Nope_v1', count: 50 }])).status).toBe(400);
+    expect((await publish([{ event_name: 'RoleCreated_v1', count: 30 }])).status).toBe(201);
+    expect((await publish([{ event_name: 'RoleCreated_v1', count: 10, duplicates: true }])).status).toBe(201);
+    const limited = await publish([{ event_name: 'RoleCreated_v1' }]);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(5);
+    expect(limited.json.errors[0]).toEqual({
+      httpcode: 429,
+      message: expect.stringContaining('limited to 10 events a minute (bursts of 50)'),
+    });
+    // Another organization has a bucket of its own.
+    expect((await t.call('POST', '/test-events', { body: [{ event_name: 'RoleCreated_v1' }] })).status).toBe(
+      201,
+    );
+  });
+
+  it('refuses with 400 a request above the burst, which could never pass', async () => {
+    const r = await t.call('POST', '/test-events', {
+      body: [{ event_name: 'RoleCreated_v1', count: 26, duplicates: true }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.errors[0].message).toContain(
+      'asks for 52 events (count, twice with duplicates); at most 50 per request',
+    );
   });
 });

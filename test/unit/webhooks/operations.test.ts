@@ -98,7 +98,7 @@ describe('webhook operations', () => {
       [{ custom_headers: { Host: ['x'] } }, 'body.custom_headers: "Host" may not be set'],
       [{ custom_headers: { 'Content-Type': ['text/plain'] } }, '"Content-Type" may not be set'],
       [{ custom_headers: { 'X-A': ['a\nb'] } }, '"X-A"[0] must be visible ASCII'],
-      [{ custom_headers: { 'X-A': 'not-an-array' } }, 'body.custom_headers.X-A'],
+      [{ custom_headers: { 'X-A': 'not-an-array' } }, 'body.custom_headers: "X-A" must be a non-empty array'],
     ];
     for (const [body, expected] of cases) {
       const r = await create(body);

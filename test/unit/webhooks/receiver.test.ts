@@ -99,6 +99,23 @@ describe('the receiver helper', () => {
     expect(await check(signed(), { triggerType: 'sync_hook' })).toBe('ERR_WEBHOOK_TRIGGER');
   });
 
+  it('takes both spellings of the MITM trigger as one, and no other made-up alias', async () => {
+    const verifier = createWebhookVerifier({ baseUrl: t.baseUrl, orgId: t.org.id });
+    const check = async (sent: string, expected: string) =>
+      codeOf(
+        verifier.verify(
+          { body: await signed({ trigger_name: sent }), url: target },
+          { triggerName: expected },
+        ),
+      );
+    for (const expected of ['MitmAttackDetectedV1', 'MitmAttackDetected_v1']) {
+      expect(await check('MitmAttackDetected_v1', expected)).toBe('ok');
+      expect(await check('MitmAttackDetectedV1', expected)).toBe('ok');
+    }
+    expect(await check('PersonCreated_v1', 'PersonCreatedV1')).toBe('ERR_WEBHOOK_TRIGGER');
+    expect(await check('MitmAttackDetected_v1', 'PersonCreated_v1')).toBe('ERR_WEBHOOK_TRIGGER');
+  });
+
   it('says when the key set cannot be fetched', async () => {
     const verifier = createWebhookVerifier({ baseUrl: 'http://127.0.0.1:9', orgId: t.org.id });
     expect(
