@@ -32,6 +32,8 @@ export async function createPorts(
 ): Promise<Ports> {
   const clock = overrides.clock ?? systemClock;
   const releases: Array<() => Promise<void> | void> = [];
+  // The master key before the embedded database: a generated key must exist before the database it seals.
+  const masterKeys = await parseMasterKeys(resolveMasterKeyEntries(config, log));
   let storage = overrides.storage;
   if (!storage) {
     if (config.databaseUrl) {
@@ -55,7 +57,7 @@ export async function createPorts(
       }
     }
   }
-  const secrets = await createAesGcmSecretBox(await parseMasterKeys(resolveMasterKeyEntries(config, log)));
+  const secrets = await createAesGcmSecretBox(masterKeys);
   const signer = createLocalKeysSigner({ storage, secrets, clock });
   const busLog = log.child({ component: 'bus' });
   const bus = config.natsUrls

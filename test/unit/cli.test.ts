@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireDataDirLock } from '../../adapters/pglite/lock.ts';
@@ -86,4 +86,33 @@ describe('the admin CLI', () => {
     expect(after.code).toBe(0);
     expect(JSON.parse(after.out).length).toBeGreaterThanOrEqual(2);
   }, 60_000);
+
+  it('generates the master key on a first start without MASTER_KEY, and refuses to run on once it is lost', () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'ids-cli-key-'));
+    const run = () =>
+      Bun.spawnSync([process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', 'K'], {
+        env: {
+          ...process.env,
+          DATA_DIR: fresh,
+          MASTER_KEY: '',
+          DATABASE_URL: '',
+          NATS_URL: '',
+          LOG_LEVEL: 'error',
+        },
+      });
+    try {
+      const first = run();
+      expect(first.exitCode).toBe(0);
+      expect(existsSync(join(fresh, 'master.key'))).toBe(true);
+      expect(run().exitCode).toBe(0);
+      rmSync(join(fresh, 'master.key'));
+      const lost = run();
+      expect(lost.exitCode).not.toBe(0);
+      expect(lost.stderr.toString()).toContain('restore master.key into DATA_DIR or set MASTER_KEY');
+      expect(lost.stderr.toString()).not.toContain('    at ');
+      expect(existsSync(join(fresh, 'master.key'))).toBe(false);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
