@@ -54,9 +54,11 @@ export async function smoke(t: SmokeTarget): Promise<string[]> {
   await missing.body?.cancel();
   done.push('404');
 
-  const bad = await fetch(`${t.baseUrl}/organizations`, {
-    method: 'DELETE',
-    headers: { ...auth, 'Service-Required-Consistency': 'everywhere' },
+  // A write route of a default plugin (the headers are checked once the route and the caller are known).
+  const bad = await fetch(`${t.baseUrl}/organizations/attributes/end_user_read_write`, {
+    method: 'PUT',
+    headers: { ...auth, 'content-type': 'application/json', 'Service-Required-Consistency': 'everywhere' },
+    body: '{}',
   });
   check(bad.status === 400, `a bad consistency header answers 400 (got ${bad.status})`);
   await bad.body?.cancel();
