@@ -70,5 +70,21 @@ for (const accepted of ACCEPTED_TRIGGER_NAMES) {
  */
 export const acceptedTriggerName = (name: string): string | undefined => resolved.get(name);
 
+// Catalogue name -> the spelling of the spec's trigger list, where they differ.
+const listSpelling = new Map<string, string>();
+for (const accepted of ACCEPTED_TRIGGER_NAMES) {
+  const canonical = resolved.get(accepted);
+  if (canonical && canonical !== accepted) listSpelling.set(canonical, accepted);
+}
+
+/**
+ * A trigger name as the spec's trigger list writes it, for what the service shows: the trigger list
+ * and the `trigger_name` claim of deliveries (`trigger_name` is "the name accepted for the trigger").
+ *
+ * @example triggerListName('MitmAttackDetected_v1') // 'MitmAttackDetectedV1'
+ * @example triggerListName('PersonCreated_v1') // 'PersonCreated_v1'
+ */
+export const triggerListName = (name: string): string => listSpelling.get(name) ?? name;
+
 /** The canonical names of every event a webhook may subscribe to, in the spec's order. */
 export const TRIGGERABLE_EVENT_NAMES: readonly string[] = [...new Set(resolved.values())];

@@ -51,7 +51,15 @@ export async function withConsistency<T>(
   write: () => Promise<T>,
   startedAt: number = performance.now(),
 ): Promise<T> {
-  const remaining = Math.max(0, consistency.timeoutMs - (performance.now() - startedAt));
+  const remaining = consistency.timeoutMs - (performance.now() - startedAt);
+  // The whole timeout went before the write could start (authentication waited on a busy database, say):
+  // answer 408 at once and write nothing, rather than let a write that then runs quickly answer late.
+  if (remaining <= 0)
+    throw new ServiceError(
+      408,
+      CoreErrors.CONSISTENCY_TIMEOUT,
+      `the timeout of ${consistency.timeoutMs / 1000} s passed before the write could start; nothing was written`,
+    );
   let timer: ReturnType<typeof setTimeout> | undefined;
   const work = write();
   const timeout = new Promise<never>((_, reject) => {

@@ -15,7 +15,7 @@ export const errorEnvelope = (status: number, message: string) => ({
 
 /** Schemas for the OpenAPI document. */
 export const ErrorEnvelopeSchema = v.object({
-  errors: v.array(v.object({ httpcode: v.number(), message: v.string() })),
+  errors: v.array(v.object({ httpcode: v.pipe(v.number(), v.integer()), message: v.string() })),
 });
 export const resultOf = <S extends v.GenericSchema>(schema: S) => v.object({ result: schema });
 

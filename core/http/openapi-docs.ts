@@ -25,9 +25,10 @@ export const consistencyHeaders = (names: HeaderNames) =>
         v.pipe(
           v.picklist(['local_region', 'all_regions']),
           v.description(
-            'Default local_region. The answer waits until the write is visible to every replica of that scope; with one region, all_regions waits for the same.',
+            'The answer waits until the write is visible to every replica of that scope; with one region, all_regions waits for the same.',
           ),
         ),
+        'local_region',
       ),
       [names.consistencyTimeout]: v.optional(
         v.pipe(
@@ -35,8 +36,9 @@ export const consistencyHeaders = (names: HeaderNames) =>
           v.integer(),
           v.minValue(1),
           v.maxValue(120),
-          v.description('Seconds to wait for the consistency level (default 30); past it: 408.'),
+          v.description('Seconds to wait for the consistency level; past it: 408.'),
         ),
+        30,
       ),
     }),
   );

@@ -1,3 +1,4 @@
+import { triggerListName } from '../../core/events/trigger-names.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import {
@@ -74,7 +75,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       webhook_id: d.webhookId,
       target_url: webhook.targetUrl,
       trigger_type: d.triggerType,
-      trigger_name: d.triggerName,
+      trigger_name: d.triggerType === 'event' ? triggerListName(d.triggerName) : d.triggerName,
       trigger_content: d.content as Record<string, JsonValue>,
     });
     const custom = await openHeaders(d.webhookId, webhook.customHeaders);

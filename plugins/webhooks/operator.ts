@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { badRequest, conflict, notFound } from '../../core/errors.ts';
+import { triggerListName } from '../../core/events/trigger-names.ts';
 import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { EventBus } from '../../core/ports/event-bus.ts';
@@ -38,7 +39,8 @@ function deliveryJson(d: Row, attempts: Row[]) {
     webhook_id: String(d.webhook_id),
     event_id: String(d.event_id),
     trigger_type: String(d.trigger_type),
-    trigger_name: String(d.trigger_name),
+    trigger_name:
+      d.trigger_type === 'event' ? triggerListName(String(d.trigger_name)) : String(d.trigger_name),
     status: String(d.status) as 'pending' | 'retrying' | 'succeeded' | 'dropped',
     attempt_count: Number(d.attempts),
     created_at: isoOf(d.created_at as number)!,

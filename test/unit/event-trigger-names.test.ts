@@ -4,12 +4,15 @@ import {
   ACCEPTED_TRIGGER_NAMES,
   acceptedTriggerName,
   TRIGGERABLE_EVENT_NAMES,
+  triggerListName,
 } from '../../core/events/trigger-names.ts';
 
 describe('acceptedTriggerName', () => {
   it('reads both spellings of the MITM trigger as the catalogue name', () => {
     expect(acceptedTriggerName('MitmAttackDetectedV1')).toBe('MitmAttackDetected_v1');
     expect(acceptedTriggerName('MitmAttackDetected_v1')).toBe('MitmAttackDetected_v1');
+    expect(triggerListName('MitmAttackDetected_v1')).toBe('MitmAttackDetectedV1');
+    expect(triggerListName('PersonCreated_v1')).toBe('PersonCreated_v1');
   });
 
   it('returns every other accepted name unchanged', () => {

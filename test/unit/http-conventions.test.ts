@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import { withConsistency } from '../../core/http/consistency.ts';
 import { probePlugin } from '../helpers/probe-plugin.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -179,6 +180,19 @@ describe('consistency headers', () => {
     expect(r.json.errors[0].message).toContain(message);
     const stored = await t.call('GET', `/probe/items/bad-${value}`);
     expect(stored.json.result).toBeNull();
+  });
+
+  it('answers 408 without writing when the timeout passed before the write could start', async () => {
+    let wrote = false;
+    const late = withConsistency(
+      { level: 'local_region', timeoutMs: 1000 },
+      async () => {
+        wrote = true;
+      },
+      performance.now() - 1500,
+    );
+    await expect(late).rejects.toThrow('passed before the write could start; nothing was written');
+    expect(wrote).toBe(false);
   });
 
   it('checks them only once the caller and the route are known', async () => {

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { triggerListName } from '../../../core/events/trigger-names.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { TriggerSchema, WebhookIdParams } from '../schema.ts';
@@ -50,7 +51,7 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
         return ok(
           triggers.map((t) => ({
             trigger_type: t.triggerType as 'event' | 'sync_hook',
-            trigger_name: t.triggerName,
+            trigger_name: t.triggerType === 'event' ? triggerListName(t.triggerName) : t.triggerName,
           })),
         );
       },

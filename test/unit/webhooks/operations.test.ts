@@ -249,7 +249,8 @@ describe('triggers', () => {
       (x: { trigger_name: string }) => x.trigger_name,
     );
     expect(names).toHaveLength(ACCEPTED_TRIGGER_NAMES.length);
-    expect(names.filter((x: string) => x.startsWith('Mitm'))).toEqual(['MitmAttackDetected_v1']);
+    expect([...names].sort()).toEqual([...ACCEPTED_TRIGGER_NAMES].sort());
+    expect(names.filter((x: string) => x.startsWith('Mitm'))).toEqual(['MitmAttackDetectedV1']);
     const del = await t.call('DELETE', `${path}?trigger_type=event&trigger_name=MitmAttackDetectedV1`);
     expect(del.status).toBe(204);
   });
