@@ -19,16 +19,21 @@ export function pathOf(on: string, path: IssueLike['path']): string {
   return out;
 }
 
-/** One line per problem: where, and the rule it broke. */
+/** How many problems one message lists; the rest are counted. */
+export const MAX_LISTED_ISSUES = 10;
+
+/** One line per problem: where, and the rule it broke; past MAX_LISTED_ISSUES, how many more. */
 export function formatIssues(on: string, issues: readonly IssueLike[]): string {
   const seen = new Set<string>();
   const lines: string[] = [];
   for (const issue of issues) {
     const line = `${pathOf(on, issue.path)}: ${issue.message}`;
-    if (!seen.has(line)) lines.push(line);
+    if (seen.has(line)) continue;
     seen.add(line);
+    if (lines.length < MAX_LISTED_ISSUES) lines.push(line);
   }
-  return lines.join('; ');
+  const more = seen.size - lines.length;
+  return more > 0 ? `${lines.join('; ')}; and ${more} more` : lines.join('; ');
 }
 
 /** Parses a value with a valibot schema, throwing a 400 ServiceError that names each field and rule. */

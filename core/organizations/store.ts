@@ -36,6 +36,9 @@ export interface OrganizationStore {
   forget(): void;
 }
 
+/** Entries each cache holds at most; past it, it starts again empty. */
+const MAX_CACHED = 10_000;
+
 /**
  * Organizations and their API keys. Key checks are cached for `cacheMs` so the hot path costs no
  * query; a revoked key keeps working on other replicas for at most that long.
@@ -70,6 +73,8 @@ export function createOrganizationStore(storage: Storage, clock: Clock, cacheMs 
       const hit = orgCache.get(id);
       if (hit && clock.now() - hit.at < cacheMs) return hit.org;
       const [row] = await storage.db.select().from(organizations).where(eq(organizations.id, id));
+      // Bounded like the key cache: unknown ids cost nothing to send, so they must not grow memory.
+      if (orgCache.size >= MAX_CACHED) orgCache.clear();
       orgCache.set(id, { org: row ?? null, at: clock.now() });
       return row ?? null;
     },
@@ -104,7 +109,7 @@ export function createOrganizationStore(storage: Storage, clock: Clock, cacheMs 
             : null,
           at: now,
         };
-        if (keyCache.size > 10_000) keyCache.clear();
+        if (keyCache.size > MAX_CACHED) keyCache.clear();
         keyCache.set(parsed.keyId, cached);
       }
       const entry = cached.key;

@@ -1,4 +1,5 @@
 import { badRequest } from '../../core/errors.ts';
+import { isWellFormedText } from '../../core/text.ts';
 import { AttributeErrors, shown } from './errors.ts';
 
 /** An attribute name is 1 to 70 bytes of UTF-8 (the spec's limit counts bytes, not characters). */
@@ -35,31 +36,28 @@ export interface PreparedAttribute {
 
 /** Collects problems, then throws them as one 400 that lists each (the first ten, and a count). */
 export class Problems {
-  private readonly list: string[] = [];
+  // A set, in insertion order: a body of many bad keys must not cost a comparison per pair of them.
+  private readonly seen = new Set<string>();
   add(message: string): void {
-    if (!this.list.includes(message)) this.list.push(message);
+    this.seen.add(message);
   }
   get count(): number {
-    return this.list.length;
+    return this.seen.size;
   }
   throwIfAny(code: string = AttributeErrors.INVALID_ATTRIBUTES): void {
-    if (this.list.length === 0) return;
-    const more = this.list.length - MAX_LISTED;
-    throw badRequest(
-      code,
-      this.list.slice(0, MAX_LISTED).join('; ') + (more > 0 ? `; and ${more} more problems` : ''),
-    );
+    if (this.seen.size === 0) return;
+    const listed = [...this.seen].slice(0, MAX_LISTED);
+    const more = this.seen.size - listed.length;
+    throw badRequest(code, listed.join('; ') + (more > 0 ? `; and ${more} more problems` : ''));
   }
 }
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why a string cannot be an attribute name, or null when it can. */
 export function nameProblem(name: string): string | null {
   if (name.length === 0)
     return `an attribute name must be 1 to ${MAX_NAME_BYTES} bytes of UTF-8 (got an empty name)`;
   // Postgres text holds neither NUL nor lone surrogates; refusing them keeps every name round-tripping.
-  if (LONE_SURROGATE.test(name))
+  if (!isWellFormedText(name))
     return `attribute name ${shown(name)} is not well-formed Unicode (a lone surrogate)`;
   if (name.includes('\u0000')) return `attribute name ${shown(name)} contains U+0000, which cannot be stored`;
   const bytes = utf8Bytes(name);

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { badRequest } from '../../core/errors.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../core/http/object-body.ts';
 import {
   consistencyHeaders as consistencyHeaderDocs,
   errorDoc,
@@ -342,6 +343,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           apiKey: true,
           body: CreateBucketBody,
           parse: 'json',
+          transform: refuseArrayBody,
           headers: consistencyHeaders,
           response: {
             201: resultOf(BucketSchema),
@@ -365,6 +367,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         async ({ org, params, request, set }) => {
           const name = params.bucket_name;
           if (store.fixedBucket(name)) throw standardBucket(name);
+          // A name no bucket can have (a NUL, say) is not looked up: the database would refuse it.
+          if (!BUCKET_NAME_RE.test(name)) throw bucketNotFound(name);
           await consistentWrite(request, ctx.headers, () => store.deleteBucket(org.id, name));
           set.status = 204;
         },

@@ -4,7 +4,7 @@ import { triggerListName } from '../../core/events/trigger-names.ts';
 import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { EventBus } from '../../core/ports/event-bus.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import { createDeliveries } from './deliveries.ts';
 import { WebhookErrors } from './errors.ts';
 import { isoOf } from './present.ts';
@@ -85,33 +85,36 @@ export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clo
   }
 
   /** Makes a new delivery of each of these settled ones, and marks them resent, in one transaction. */
-  async function resendRows(orgId: string, rows: Row[]): Promise<string[]> {
+  function resendRows(orgId: string, rows: Row[]): Promise<string[]> {
+    return storage.transaction((tx) => resendIn(tx, orgId, rows));
+  }
+
+  /** resendRows within the caller's transaction. */
+  async function resendIn(tx: Transaction, orgId: string, rows: Row[]): Promise<string[]> {
     const sources = rows.map(() => `resend:${crypto.randomUUID()}`);
-    return storage.transaction(async (tx) => {
-      const made = await createDeliveries(
-        tx,
-        bus,
-        clock.now(),
-        [],
-        rows.map((d, i) => ({
-          orgId,
-          webhookId: String(d.webhook_id),
-          eventId: String(d.event_id),
-          source: sources[i]!,
-          triggerType: String(d.trigger_type),
-          triggerName: String(d.trigger_name),
-          resendOf: String(d.id),
-        })),
-      );
-      const bySource = new Map(made.map((m) => [m.source, m.id]));
-      const ids = sources.map((s) => bySource.get(s)!);
-      const pairs = rows.map((d, i) => ({ id: d.id, as_id: ids[i] }));
-      await tx.query(sql`
-        update webhook_deliveries d set resent_as = p.as_id
-        from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as p(id uuid, as_id uuid)
-        where d.id = p.id`);
-      return ids;
-    });
+    const made = await createDeliveries(
+      tx,
+      bus,
+      clock.now(),
+      [],
+      rows.map((d, i) => ({
+        orgId,
+        webhookId: String(d.webhook_id),
+        eventId: String(d.event_id),
+        source: sources[i]!,
+        triggerType: String(d.trigger_type),
+        triggerName: String(d.trigger_name),
+        resendOf: String(d.id),
+      })),
+    );
+    const bySource = new Map(made.map((m) => [m.source, m.id]));
+    const ids = sources.map((s) => bySource.get(s)!);
+    const pairs = rows.map((d, i) => ({ id: d.id, as_id: ids[i] }));
+    await tx.query(sql`
+      update webhook_deliveries d set resent_as = p.as_id
+      from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as p(id uuid, as_id uuid)
+      where d.id = p.id`);
+    return ids;
   }
 
   return {
@@ -161,15 +164,20 @@ export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clo
     },
 
     /** Resends the dropped deliveries made since `since` that no earlier recover or resend has resent. */
+    // The rows are claimed in the transaction that marks them resent (locked, and skipped while another
+    // recover holds them), so recovers running at once resend each dropped delivery once between them.
     async recover(orgId: string, webhookId: string, since: number): Promise<string[]> {
-      const rows = await storage.query<Row>(sql`
-        select d.* from webhook_deliveries d
-        join webhook_events e on e.event_id = d.event_id
-        where d.webhook_id = ${webhookId} and d.org_id = ${orgId} and d.status = 'dropped'
-          and d.resent_as is null and d.created_at >= ${since}
-        order by d.id limit ${OPERATOR_LIMITS.recover}`);
-      if (rows.length === 0) return [];
-      return resendRows(orgId, rows);
+      return storage.transaction(async (tx) => {
+        const rows = await tx.query<Row>(sql`
+          select d.* from webhook_deliveries d
+          join webhook_events e on e.event_id = d.event_id
+          where d.webhook_id = ${webhookId} and d.org_id = ${orgId} and d.status = 'dropped'
+            and d.resent_as is null and d.created_at >= ${since}
+          order by d.id limit ${OPERATOR_LIMITS.recover}
+          for update of d skip locked`);
+        if (rows.length === 0) return [];
+        return resendIn(tx, orgId, rows);
+      });
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import { isWellFormedText } from '../../core/text.ts';
 
 /**
  * The tables of the webhooks plugin. Times are milliseconds on the service's Clock (bigint), so a test
@@ -157,13 +158,22 @@ const timeoutField = v.pipe(
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
 const noNul = v.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u0000)');
 
+/** Text stored as given must be well-formed: a lone surrogate would come back as U+FFFD. */
+const wellFormed = v.check(isWellFormedText, 'must be well-formed Unicode (a lone surrogate is not)');
+
 const nameField = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
   noNul,
+  wellFormed,
 );
-const descriptionField = v.pipe(v.string(), v.maxLength(2000, 'must be at most 2000 characters'), noNul);
+const descriptionField = v.pipe(
+  v.string(),
+  v.maxLength(2000, 'must be at most 2000 characters'),
+  noNul,
+  wellFormed,
+);
 
 export const WebhookCreateSchema = v.object({
   target_url: v.pipe(

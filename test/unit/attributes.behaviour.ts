@@ -360,6 +360,27 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       expect(standard.status).toBe(403);
       expect(standard.json.errors[0].message).toContain('is a standard bucket');
       expect((await call('DELETE', `${BUCKETS}/never_made`)).status).toBe(404);
+      const array = await call('POST', BUCKETS, { body: [] });
+      expect(array.status).toBe(400);
+      expect(array.json.errors[0].message).toBe('body: must be a JSON object, not an array');
+      // A name no bucket can have is not looked up (the database refuses a NUL).
+      for (const bad of ['x%00', 'a%20b', `${'x'.repeat(300)}`])
+        expect({ bad, status: (await call('DELETE', `${BUCKETS}/${bad}`)).status }).toEqual({
+          bad,
+          status: 404,
+        });
+    });
+
+    it('refuses a body of many bad keys quickly, listing ten and counting the rest', async () => {
+      const raw = `{${Array.from({ length: 30_000 }, (_, i) => `"${i}":1e999`).join(',')}}`;
+      const started = performance.now();
+      const r = await call('PUT', '/organizations/attributes/end_user_read_write', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(r.status).toBe(400);
+      expect(r.json.errors[0].message).toEndWith('; and 29990 more problems');
+      expect(performance.now() - started).toBeLessThan(3000);
     });
 
     it('caps the custom buckets of an organization, naming the limit', async () => {

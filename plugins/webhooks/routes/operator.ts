@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
 import { isRfc3339 } from '../../../core/events/formats.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { OPERATOR_LIMITS, type OperatorStore } from '../operator.ts';
@@ -129,6 +130,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
         parse: 'json',
+        transform: refuseArrayBody,
         body: RecoverSchema,
         response: {
           202: resultOf(v.object({ recovered: v.number(), delivery_ids: v.array(v.string()) })),

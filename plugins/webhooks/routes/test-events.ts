@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
 import {
   ACCEPTED_TRIGGER_NAMES,
   acceptedTriggerName,
@@ -10,6 +10,8 @@ import {
 } from '../../../core/events/index.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { passThrough } from '../../../core/http/openapi-docs.ts';
+import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
@@ -77,6 +79,21 @@ const listed = (e: ServiceEvent, orgId: string) => ({
 });
 
 /**
+ * The body checked: an array of at most TEST_EVENT_LIMITS.specs entries before any entry is looked at,
+ * so a long array of bad entries costs one issue, not one (holding the whole body) per entry.
+ */
+function testEventsOf(body: unknown): Spec[] {
+  if (!Array.isArray(body))
+    throw badRequest(CoreErrors.VALIDATION, 'body: must be an array of test event descriptions');
+  if (body.length > TEST_EVENT_LIMITS.specs)
+    throw badRequest(
+      CoreErrors.VALIDATION,
+      `body: must list at most ${TEST_EVENT_LIMITS.specs} entries (got ${body.length})`,
+    );
+  return parseOrThrow(TestEventsSchema, body, 'body');
+}
+
+/**
  * `POST /test-events`: events built from the catalogue's sample payloads with is_test_event true,
  * published like any other (webhooks with a matching trigger are called). With `duplicates`, each event
  * is published twice with the same event_id, so receivers can test their de-duplication on `sub`.
@@ -86,7 +103,8 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
   const { buckets, perMinute, burst } = limit;
   return new Elysia().use(ctx.auth).post(
     '/test-events',
-    async ({ org, body, set }) => {
+    async ({ org, body: raw, set }) => {
+      const body = testEventsOf(raw);
       const total = eventsAskedFor(body, burst);
       const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
       // Only a request that would be served takes tokens: a 400 costs nothing.
@@ -129,7 +147,8 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
     {
       apiKey: true,
       parse: 'json',
-      body: TestEventsSchema,
+      // Documents the body; testEventsOf checks it, its length first (see there).
+      body: passThrough(TestEventsSchema),
       response: {
         201: resultOf(v.array(TestEventSchema)),
         ...errorResponses,

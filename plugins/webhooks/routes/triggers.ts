@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { triggerListName } from '../../../core/events/trigger-names.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { TriggerSchema, WebhookIdParams } from '../schema.ts';
 import { checkWebhookId, type WebhookStore } from '../store.ts';
@@ -32,6 +33,7 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
         parse: 'json',
+        transform: refuseArrayBody,
         body: v.object({ trigger_type: v.string(), trigger_name: v.string() }),
         response: { 201: v.object({}), ...errorResponses, ...writeErrorResponses },
         detail: {

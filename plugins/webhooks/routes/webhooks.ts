@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { ServiceError } from '../../../core/errors.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { type CustomHeaders, type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
 import { parseTimeout } from '../duration.ts';
@@ -83,6 +84,7 @@ export function webhookRoutes(
         apiKey: true,
         headers: consistencyHeaders(names),
         parse: 'json',
+        transform: refuseArrayBody,
         body: WebhookCreateSchema,
         response: {
           201: resultOf(WebhookSchema),
@@ -142,6 +144,7 @@ export function webhookRoutes(
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
         parse: 'json',
+        transform: refuseArrayBody,
         body: WebhookPatchSchema,
         response: write,
         detail: {

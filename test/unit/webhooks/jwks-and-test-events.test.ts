@@ -176,13 +176,31 @@ describe('test events', () => {
         [{ event_name: 'RoleCreated_v1', analytics_correlation_id: 'abc' }],
         'body[0].analytics_correlation_id: must be a UUID',
       ],
-      [{ event_name: 'RoleCreated_v1' }, 'body'],
+      [{ event_name: 'RoleCreated_v1' }, 'body: must be an array of test event descriptions'],
+      [
+        Array.from({ length: 12 }, () => 0),
+        'body[9]: Invalid type: Expected Object but received 0; and 2 more',
+      ],
     ];
     for (const [body, expected] of cases) {
       const r = await t.call('POST', '/test-events', { body });
       expect(r.status).toBe(400);
       expect(r.json.errors[0].message).toContain(expected);
     }
+  });
+
+  it('refuses a long array of bad entries at once, with one short message', async () => {
+    const started = performance.now();
+    // Without a key it is a 401 before the body is looked at.
+    const anonymous = await t.call('POST', '/test-events', {
+      body: Array.from({ length: 20_000 }, () => 0),
+      key: null,
+    });
+    expect(anonymous.status).toBe(401);
+    const authed = await t.call('POST', '/test-events', { body: Array.from({ length: 20_000 }, () => 0) });
+    expect(authed.status).toBe(400);
+    expect(authed.json.errors[0].message).toBe('body: must list at most 50 entries (got 20000)');
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

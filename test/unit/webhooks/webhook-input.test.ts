@@ -38,6 +38,36 @@ const expect400 = (r: { status: number; json: { errors?: Array<{ message: string
 };
 
 describe('free text', () => {
+  it('refuses a lone surrogate in name or description rather than store it altered', async () => {
+    const call = await asNewOrg();
+    expect400(
+      await call('POST', '/organizations/webhooks', { name: 'a\ud800b', target_url: url() }),
+      'body.name: must be well-formed Unicode',
+    );
+    const made = await call('POST', '/organizations/webhooks', {
+      name: 'ok \ud83d\ude00',
+      target_url: url(),
+    });
+    expect(made.json.result.name).toBe('ok \ud83d\ude00');
+    expect400(
+      await call('PATCH', `/organizations/webhooks/${made.json.result.id}`, { description: '\udc00' }),
+      'body.description: must be well-formed Unicode',
+    );
+  });
+
+  it('refuses an array where the body must be an object', async () => {
+    const call = await asNewOrg();
+    const id = (await call('POST', '/organizations/webhooks', { name: 'ok', target_url: url() })).json.result
+      .id;
+    for (const [method, path] of [
+      ['POST', '/organizations/webhooks'],
+      ['PATCH', `/organizations/webhooks/${id}`],
+      ['POST', `/organizations/webhooks/${id}/triggers`],
+      ['POST', `/organizations/webhooks/${id}/recover`],
+    ] as const)
+      expect400(await call(method, path, []), 'body: must be a JSON object, not an array');
+  });
+
   it('refuses a NUL character in name or description with 400, on create and on update', async () => {
     const call = await asNewOrg();
     const nul = 'before\u0000after';
