@@ -16,6 +16,16 @@ const UNIT_NS: Record<string, number> = {
 
 const PART = /^(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
 
+/**
+ * One `<number><unit>` in nanoseconds as Go computes it: the whole part times the unit, plus the
+ * fraction's digits times (unit / 10^digits), truncated ("1.5ns" is 1ns, "0.3s" exactly 300ms).
+ */
+function partNs(number: string, unit: number): number {
+  const [whole = '', fraction = ''] = number.split('.');
+  const ns = Number(whole || '0') * unit;
+  return fraction ? ns + Math.trunc(Number(fraction) * (unit / 10 ** fraction.length)) : ns;
+}
+
 /** Parses a Go duration string to nanoseconds; undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {
   let s = text;
@@ -30,10 +40,10 @@ export function parseDuration(text: string): number | undefined {
   while (s.length > 0) {
     const m = PART.exec(s);
     if (!m) return undefined;
-    total += Number(m[1]) * UNIT_NS[m[2]!]!;
+    total += partNs(m[1]!, UNIT_NS[m[2]!]!);
     s = s.slice(m[0].length);
   }
-  return Number.isFinite(total) ? sign * Math.round(total) : undefined;
+  return Number.isFinite(total) ? sign * total : undefined;
 }
 
 /** Formats nanoseconds as Go's `Duration.String()` does: "0s", "500ms", "1.5s", "1m30s", "1h0m0s". */

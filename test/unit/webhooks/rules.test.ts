@@ -19,6 +19,12 @@ describe('timeout durations', () => {
     ['0', 0],
     ['-1s', -1e9],
     ['2h', 7200e9],
+    // Fractions truncate per part, computed as Go does (not rounded, no float drift).
+    ['1.5ns', 1],
+    ['0.3s', 300e6],
+    ['.5ms', 500e3],
+    ['1.0000000001s', 1e9],
+    ['1.999999999s', 1_999_999_999],
   ])('reads %s as Go does', (text, ns) => {
     expect(parseDuration(text)).toBe(ns);
   });
