@@ -9,7 +9,13 @@ import {
   eventDefinition,
 } from '../../../core/events/index.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
-import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import {
+  ErrorEnvelopeSchema,
+  errorResponses,
+  ok,
+  resultOf,
+  writeErrorResponses,
+} from '../../../core/http/envelope.ts';
 import { passThrough } from '../../../core/http/openapi-docs.ts';
 import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
@@ -18,7 +24,7 @@ import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import { WebhookErrors } from '../errors.ts';
 import type { TokenBuckets } from '../rate-limit.ts';
 import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
-import { apiKeySecurity, TAG } from './common.ts';
+import { apiKeySecurity, consistencyHeaders, consistent, TAG } from './common.ts';
 
 type Spec = v.InferOutput<typeof TestEventsSchema>[number];
 
@@ -103,7 +109,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
   const { buckets, perMinute, burst } = limit;
   return new Elysia().use(ctx.auth).post(
     '/test-events',
-    async ({ org, body: raw, set }) => {
+    async ({ org, body: raw, request, set }) => {
       const body = testEventsOf(raw);
       const total = eventsAskedFor(body, burst);
       const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
@@ -133,26 +139,33 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
           if (spec.duplicates) duplicates.push(event);
         }
       });
-      await ctx.events.publishBuilt(events);
-      // The publisher's message id is the event_id, which the bus de-duplicates: the second copy goes
-      // under a message id of its own, and the router fans it out like any other message.
-      if (duplicates.length)
-        await ctx.bus.publish(
-          EVENTS_TOPIC,
-          duplicates.map((e) => ({ id: `${e.event_metadata.event_id}.duplicate`, payload: e as JsonValue })),
-        );
+      // Published (durable) within the consistency timeout, or 408 while the publish goes on.
+      await consistent(request, ctx.headers, async () => {
+        await ctx.events.publishBuilt(events);
+        // The publisher's message id is the event_id, which the bus de-duplicates: the second copy goes
+        // under a message id of its own, and the router fans it out like any other message.
+        if (duplicates.length)
+          await ctx.bus.publish(
+            EVENTS_TOPIC,
+            duplicates.map((e) => ({
+              id: `${e.event_metadata.event_id}.duplicate`,
+              payload: e as JsonValue,
+            })),
+          );
+      });
       set.status = 201;
       return ok(interleave(events, duplicates).map((e) => listed(e, org.id)));
     },
     {
       apiKey: true,
+      headers: consistencyHeaders(ctx.headers),
       parse: 'json',
       // Documents the body; testEventsOf checks it, its length first (see there).
       body: passThrough(TestEventsSchema),
       response: {
         201: resultOf(v.array(TestEventSchema)),
         ...errorResponses,
-        413: ErrorEnvelopeSchema,
+        ...writeErrorResponses,
         429: ErrorEnvelopeSchema,
       },
       detail: {

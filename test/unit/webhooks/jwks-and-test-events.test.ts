@@ -98,6 +98,23 @@ describe('the verification key set', () => {
 });
 
 describe('test events', () => {
+  it('answers 408 past the consistency timeout while the publish waits for the database', async () => {
+    const { organization, apiKey } = await t.service.ctx.orgs.create('Slow');
+    const as = { orgId: organization.id, key: apiKey };
+    expect((await t.call('GET', '/organizations', as)).status).toBe(200); // the key is cached
+    let release = () => {};
+    const held = t.service.ctx.storage.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+    const r = await t.call('POST', '/test-events', {
+      ...as,
+      body: [{ event_name: 'RoleCreated_v1' }],
+      headers: { 'Service-Required-Consistency-Timeout': '1' },
+    });
+    release();
+    await held;
+    expect(r.status).toBe(408);
+    expect(r.json.errors[0].message).toContain('may still be applied');
+  });
+
   it('answers 201 with events built from the catalogue samples, is_test_event true', async () => {
     const correlation = crypto.randomUUID();
     const r = await t.call('POST', '/test-events', {
