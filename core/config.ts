@@ -15,12 +15,24 @@ export class ConfigError extends Error {
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LEVELS)[number];
 
+/** Variables whose value is a secret, or may carry one: never echoed whole in a message. */
+const SECRET = new Set(['MASTER_KEY']);
+const WITH_CREDENTIALS = new Set(['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL']);
+
+/** A wrong value as a message may show it: secrets not at all, URLs without their credentials. */
+function shownValue(name: string, value: unknown): string {
+  if (SECRET.has(name)) return 'the value is not shown: it is a secret';
+  const text = String(value);
+  const masked = WITH_CREDENTIALS.has(name) ? text.replace(/\/\/[^/@\s]*@/g, '//***@') : text;
+  return `got ${JSON.stringify(masked.length > 200 ? `${masked.slice(0, 200)}…` : masked)}`;
+}
+
 const str = (name: string, rule: string, ok: (s: string) => boolean) =>
   v.pipe(
     v.string(),
     v.check(
       (s) => ok(s),
-      (i) => `${name} ${rule} (got ${JSON.stringify(i.input)})`,
+      (i) => `${name} ${rule} (${shownValue(name, i.input)})`,
     ),
   );
 
@@ -134,7 +146,7 @@ const EnvSchema = v.object({
   ),
   NODE_EXTRA_CA_CERTS: v.optional(v.string()),
   SHUTDOWN_TIMEOUT_MS: v.optional(
-    str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
+    str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 1 to 600000', isInt(1, 600_000)),
     '10000',
   ),
 });

@@ -9,7 +9,10 @@ import type { Logger } from './log.ts';
  * directory that already holds a database but no master.key is refused: its secrets need their key.
  */
 export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
-  if (config.masterKey) return config.masterKey;
+  if (config.masterKey) {
+    refuseForgottenKeyFile(config);
+    return config.masterKey;
+  }
   if (config.env === 'production') throw new Error('MASTER_KEY is required when NODE_ENV=production');
   const fresh = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   if (isMemoryDataDir(config.dataDir)) {
@@ -31,4 +34,26 @@ export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
     file,
   });
   return [readFileSync(file, 'utf8').trim()];
+}
+
+/** The 32 key bytes of a MASTER_KEY entry or of master.key, for comparing keys however they are spelled. */
+const keyBytes = (entry: string) =>
+  Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64').toString('hex');
+
+/**
+ * MASTER_KEY set beside a DATA_DIR/master.key it does not list: the embedded database's secrets were
+ * sealed with the file's key, so starting would leave them unreadable (500s on every read). Refused,
+ * naming the way out: list the file's key after the new one (then `secrets reseal`), or remove the file.
+ */
+function refuseForgottenKeyFile(config: Config): void {
+  if (config.databaseUrl || isMemoryDataDir(config.dataDir)) return;
+  const file = join(config.dataDir, 'master.key');
+  if (!existsSync(file)) return;
+  const kept = keyBytes(readFileSync(file, 'utf8').trim());
+  if ((config.masterKey ?? []).some((entry) => keyBytes(entry) === kept)) return;
+  throw new Error(
+    `MASTER_KEY does not list the key in ${file}, which sealed the secrets of this embedded database: ` +
+      "list it after the new key (MASTER_KEY=new:<key>,old:<the file's key>) and run `secrets reseal`, " +
+      'or remove the file if that data is to be abandoned',
+  );
 }

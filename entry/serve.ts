@@ -42,12 +42,21 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
   } catch (e) {
     if (e instanceof ConfigError || e instanceof DataDirLockedError || e instanceof StorageError)
       return fail(e.message);
-    log.error('start-up failed', { err: e });
+    // One clean line for the operator; the stack only when LOG_LEVEL=debug asks for it.
+    log.debug('start-up failed', { err: e });
     return fail(`start-up failed: ${(e as Error).message}`);
   }
-  await ensureDevOrganization(service, config, log);
+  // Listen first: a port in use stops here, before workers start and before a development key is
+  // printed "this once" for a server that never ran.
+  let server: Awaited<ReturnType<Listener['listen']>>;
+  try {
+    server = await listener.listen(service, config);
+  } catch (e) {
+    await service.stop().catch(() => {});
+    return fail(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
+  }
   await service.start();
-  const server = await listener.listen(service, config);
+  await ensureDevOrganization(service, config, log);
   log.info('listening', {
     url: `http://${config.host}:${server.port}`,
     public_base_url: config.publicBaseUrl,

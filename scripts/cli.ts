@@ -61,9 +61,11 @@ async function run(
       );
     case 'org api-key rotate': {
       const orgId = requireOrg(flags.org);
-      const grace = flags.grace === undefined ? 0 : Number(flags.grace);
-      if (!Number.isInteger(grace) || grace < 0 || grace > 30 * 24 * 3600)
+      // Digits only: `--grace=` (an unset variable) must not mean 0, nor `0x10` 16.
+      if (flags.grace !== undefined && !/^\d{1,7}$/.test(flags.grace))
         throw new UsageError('--grace must be whole seconds from 0 to 2592000');
+      const grace = flags.grace === undefined ? 0 : Number(flags.grace);
+      if (grace > 30 * 24 * 3600) throw new UsageError('--grace must be whole seconds from 0 to 2592000');
       if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
       const { apiKey } = await orgs.rotateKey(orgId, grace);
       return out({ organization_id: orgId, api_key: apiKey, previous_keys_expire_in_seconds: grace });

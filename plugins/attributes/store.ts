@@ -3,7 +3,7 @@ import { prepared } from '../../core/db/prepared.ts';
 import type { SealedColumn } from '../../core/db/reseal.ts';
 import { badRequest, ServiceError } from '../../core/errors.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
+import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import {
   BUCKET_NAME_RE,
@@ -189,10 +189,14 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     try {
       return JSON.parse(await secrets.open(sealed, contextOf(orgId, bucket, key)));
     } catch (cause) {
+      const why =
+        cause instanceof SecretBoxError && cause.code === 'UNKNOWN_KEY'
+          ? cause.message
+          : 'altered at rest, or sealed for another place';
       throw new ServiceError(
         500,
         AttributeErrors.VALUE_UNREADABLE,
-        `attribute ${shown(key)} of bucket ${bucket} does not open: altered at rest, or sealed for another place`,
+        `attribute ${shown(key)} of bucket ${bucket} does not open: ${why}`,
         { cause },
       );
     }

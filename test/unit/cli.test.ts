@@ -68,7 +68,10 @@ describe('the admin CLI', () => {
     const badOrg = cli('keys', 'rotate', '--org', 'acme');
     expect(badOrg.code).toBe(2);
     expect(badOrg.err).toContain('--org must be an organization ID');
-    for (const r of [missing, unknown, badOrg]) expect(r.err).not.toContain('    at ');
+    const emptyGrace = cli('org', 'api-key', 'rotate', '--org', crypto.randomUUID(), '--grace=');
+    expect(emptyGrace.code).toBe(2);
+    expect(emptyGrace.err).toContain('--grace must be whole seconds');
+    for (const r of [missing, unknown, badOrg, emptyGrace]) expect(r.err).not.toContain('    at ');
   }, 60_000);
 
   it('refuses clearly while a server holds the embedded database, and leaves it intact', () => {

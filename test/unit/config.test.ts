@@ -99,6 +99,20 @@ describe('configuration', () => {
     expect(p).toContain('PUBLIC_BASE_URL is required when NODE_ENV=production');
   });
 
+  it('never echoes a secret in a message', () => {
+    const key = 'ab'.repeat(32);
+    const p = problemsOf({ MASTER_KEY: key, DATABASE_URL: 'postgres://admin:S3cretPw@db host/x' });
+    expect(p).toContain('MASTER_KEY must be');
+    expect(p).toContain('the value is not shown');
+    expect(p).not.toContain(key);
+    expect(p).toContain('DATABASE_URL must be');
+    expect(p).toContain('postgres://***@db host/x');
+    expect(p).not.toContain('S3cretPw');
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_MS: '0' })).toContain(
+      'SHUTDOWN_TIMEOUT_MS must be an integer from 1',
+    );
+  });
+
   it('reports every wrong variable at once', () => {
     const p = problemsOf({ PORT: 'x', LOG_LEVEL: 'y' });
     expect(p).toContain('PORT');
@@ -118,6 +132,21 @@ describe('the generated master key', () => {
     const first = resolveMasterKeyEntries(config, log);
     expect(readFileSync(join(dir, 'master.key'), 'utf8').trim()).toBe(first[0]!);
     expect(resolveMasterKeyEntries(config, log)).toEqual(first);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('must be listed in MASTER_KEY once MASTER_KEY is set beside it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mk-'));
+    const [fileKey] = resolveMasterKeyEntries(loadConfig({ DATA_DIR: dir }), log);
+    const other = btoa('o'.repeat(32));
+    expect(() =>
+      resolveMasterKeyEntries(loadConfig({ DATA_DIR: dir, MASTER_KEY: `new:${other}` }), log),
+    ).toThrow('MASTER_KEY does not list the key in');
+    const both = `new:${other},old:${fileKey}`;
+    expect(resolveMasterKeyEntries(loadConfig({ DATA_DIR: dir, MASTER_KEY: both }), log)).toEqual([
+      `new:${other}`,
+      `old:${fileKey}`,
+    ]);
     rmSync(dir, { recursive: true });
   });
 
