@@ -36,6 +36,15 @@ function requireOrg(org: string | undefined): string {
   return org.toLowerCase();
 }
 
+const COMMANDS = new Set([
+  'org create',
+  'org list',
+  'org api-key rotate',
+  'keys rotate',
+  'secrets reseal',
+  'migrate',
+]);
+
 async function run(
   service: Service,
   words: string[],
@@ -116,6 +125,12 @@ async function main(): Promise<number> {
   if (parsed.values.help || parsed.positionals.length === 0) {
     console.error(USAGE);
     return parsed.values.help ? 0 : 2;
+  }
+  const command = parsed.positionals.join(' ');
+  // Checked before the database is opened: a typo must not create a data directory, nor wait on a lock.
+  if (!COMMANDS.has(command)) {
+    console.error(`unknown command: ${command}\n${USAGE}`);
+    return 2;
   }
   let service: Service | undefined;
   try {

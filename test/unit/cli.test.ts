@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'bun:test';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireDataDirLock } from '../../adapters/pglite/lock.ts';
@@ -65,6 +65,14 @@ describe('the admin CLI', () => {
     const unknown = cli('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('unknown command: frobnicate');
+    // Refused before any database is opened: a fresh DATA_DIR stays empty.
+    const untouched = mkdtempSync(join(tmpdir(), 'ids-cli-typo-'));
+    const typo = Bun.spawnSync([process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'craete'], {
+      env: { ...process.env, DATA_DIR: untouched, MASTER_KEY: '', DATABASE_URL: '', NATS_URL: '' },
+    });
+    expect(typo.exitCode).toBe(2);
+    expect(readdirSync(untouched)).toEqual([]);
+    rmSync(untouched, { recursive: true });
     const badOrg = cli('keys', 'rotate', '--org', 'acme');
     expect(badOrg.code).toBe(2);
     expect(badOrg.err).toContain('--org must be an organization ID');
