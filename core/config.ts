@@ -145,6 +145,10 @@ const EnvSchema = v.object({
     ),
   ),
   NODE_EXTRA_CA_CERTS: v.optional(v.string()),
+  SHUTDOWN_DRAIN_MS: v.optional(
+    str('SHUTDOWN_DRAIN_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
+    '0',
+  ),
   SHUTDOWN_TIMEOUT_MS: v.optional(
     str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 1 to 600000', isInt(1, 600_000)),
     '10000',
@@ -199,6 +203,8 @@ export interface Config {
   deliveryHostMap: Record<string, string>;
   /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
   extraCaPem: string | undefined;
+  /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
+  shutdownDrainMs: number;
   shutdownTimeoutMs: number;
 }
 
@@ -267,6 +273,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,
+    shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),
     shutdownTimeoutMs: Number(e.SHUTDOWN_TIMEOUT_MS),
   };
 }

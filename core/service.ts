@@ -107,13 +107,14 @@ export async function composeService(options: ComposeOptions) {
   };
 
   let stopping = false;
+  let draining = false;
   const app = createHttpApp({
     log,
     names: headers,
     version: options.version ?? '0.0.0',
     adapter: options.adapter,
   })
-    .use(healthRoutes(ports.storage, ports.bus, () => stopping))
+    .use(healthRoutes(ports.storage, ports.bus, () => stopping || draining))
     .use(organizationRoutes(orgs, auth));
 
   const workers: Worker[] = [];
@@ -150,6 +151,13 @@ export async function composeService(options: ComposeOptions) {
       for (const column of sealed)
         counts[column.name] = await resealColumn(ports.storage, ports.secrets, column);
       return counts;
+    },
+    /**
+     * The start of a graceful shutdown: /readyz answers 503 from now on, so load balancers stop sending
+     * requests, while the service goes on serving those that still come.
+     */
+    drain() {
+      draining = true;
     },
     /** Stops workers (their in-flight work finishes), then closes the ports. */
     async stop() {

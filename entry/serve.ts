@@ -73,6 +73,9 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     }
     shuttingDown = true;
     log.info('shutting down', { signal });
+    // Not ready at once; keep serving for the drain, so a load balancer can take the replica out first.
+    service.drain();
+    if (config.shutdownDrainMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDrainMs));
     const force = setTimeout(() => {
       log.error('shutdown took too long; exiting', { timeout_ms: config.shutdownTimeoutMs });
       process.exit(1);

@@ -231,6 +231,19 @@ describe('operations endpoints', () => {
     expect(ready.json.result.checks).toEqual({ storage: 'ok', bus: 'ok' });
   });
 
+  it('answers /readyz with 503 while draining, and goes on serving', async () => {
+    const other = await startTestService();
+    try {
+      other.service.drain();
+      const r = await other.call('GET', '/readyz');
+      expect(r.status).toBe(503);
+      expect(r.json.result.checks).toEqual({ storage: 'ok', bus: 'ok', shutdown: 'stopping' });
+      expect((await other.call('GET', '/organizations')).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('answers /readyz with 503 and the failing checks once the service stops', async () => {
     const other = await startTestService();
     await other.service.stop();
