@@ -2,7 +2,9 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { drizzleOps } from '../../core/db/transactions.ts';
 import type { Database, Storage } from '../../core/ports/storage.ts';
-import { StorageError } from '../../core/ports/storage.ts';
+import { firstContact } from './startup.ts';
+
+export { redact } from './startup.ts';
 
 export interface PostgresOptions {
   url: string;
@@ -10,41 +12,29 @@ export interface PostgresOptions {
   schema?: string;
   /** Connections in the pool. @default 20 */
   max?: number;
+  /**
+   * How long start-up waits for the first answer from Postgres (schema ready and one query) before it gives up,
+   * so an endpoint that is not Postgres stops start-up instead of holding it forever. @default 10_000
+   */
+  connectDeadlineMs?: number;
 }
 
 /** Storage on Postgres through postgres.js: for many stateless replicas sharing one database. */
 export async function createPostgresStorage(
   options: PostgresOptions,
 ): Promise<Storage & { client: postgres.Sql }> {
-  const base = { onnotice: () => {}, max: options.max ?? 20, connect_timeout: 10 } as const;
-  if (options.schema) {
-    const admin = postgres(options.url, { ...base, max: 1 });
-    try {
-      await admin.unsafe(`create schema if not exists "${options.schema}"`);
-    } catch (cause) {
-      throw new StorageError(
-        'UNAVAILABLE',
-        `cannot reach Postgres at ${redact(options.url)}: ${(cause as Error).message}`,
-        { cause },
-      );
-    } finally {
-      await admin.end();
-    }
+  const deadlineMs = options.connectDeadlineMs ?? 10_000;
+  if (!Number.isFinite(deadlineMs) || deadlineMs <= 0) {
+    throw new TypeError(`connectDeadlineMs must be a positive number of milliseconds, not ${deadlineMs}`);
   }
+  // search_path may name a schema that does not exist yet: Postgres resolves it again once firstContact creates it.
   const client = postgres(options.url, {
-    ...base,
+    onnotice: () => {},
+    max: options.max ?? 20,
+    connect_timeout: 10,
     ...(options.schema ? { connection: { search_path: options.schema } } : {}),
   });
-  try {
-    await client`select 1`;
-  } catch (cause) {
-    await client.end({ timeout: 1 });
-    throw new StorageError(
-      'UNAVAILABLE',
-      `cannot reach Postgres at ${redact(options.url)}: ${(cause as Error).message}`,
-      { cause },
-    );
-  }
+  await firstContact(client, { url: options.url, schema: options.schema, deadlineMs });
   const db = drizzle({ client }) as unknown as Database;
   return {
     kind: 'postgres',
@@ -64,15 +54,4 @@ export async function createPostgresStorage(
       await client.end({ timeout: 5 });
     },
   };
-}
-
-/** Hides the password of a connection URL in messages. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the configured DATABASE_URL';
-  }
 }
