@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface LockHolder {
@@ -33,7 +33,8 @@ const alive = (pid: number) => {
 /**
  * Takes DATA_DIR/.lock for this process. PGlite has no lock of its own and two processes on one data
  * directory would corrupt it, so a second process gets a clear error instead. A lock left by a dead
- * process is taken over.
+ * process is taken over. The lock appears whole or not at all (written aside, then hard-linked into
+ * place), so no process can read it half-written and take it for a dead one's.
  */
 export function acquireDataDirLock(
   dataDir: string,
@@ -47,31 +48,37 @@ export function acquireDataDirLock(
     ...(info.port ? { port: info.port } : {}),
     started_at: new Date().toISOString(),
   };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      writeFileSync(file, JSON.stringify(me), { flag: 'wx' });
-      let released = false;
-      return {
-        release: () => {
-          if (released) return;
-          released = true;
-          rmSync(file, { force: true });
-        },
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let holder: LockHolder | null = null;
+  const aside = `${file}.${process.pid}.${crypto.randomUUID()}`;
+  writeFileSync(aside, JSON.stringify(me), { flag: 'wx' });
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        holder = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
-      } catch {
-        holder = null;
+        linkSync(aside, file);
+        let released = false;
+        return {
+          release: () => {
+            if (released) return;
+            released = true;
+            rmSync(file, { force: true });
+          },
+        };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        let holder: LockHolder | null = null;
+        try {
+          holder = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+        } catch {
+          holder = null;
+        }
+        if (holder && holder.pid !== process.pid && alive(holder.pid))
+          throw new DataDirLockedError(dataDir, holder);
+        rmSync(file, { force: true });
       }
-      if (holder && holder.pid !== process.pid && alive(holder.pid))
-        throw new DataDirLockedError(dataDir, holder);
-      rmSync(file, { force: true });
     }
+    throw new Error(`could not take the lock ${file}`);
+  } finally {
+    rmSync(aside, { force: true });
   }
-  throw new Error(`could not take the lock ${file}`);
 }
 
 export const readLockHolder = (dataDir: string): LockHolder | null => {
