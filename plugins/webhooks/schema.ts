@@ -308,11 +308,15 @@ export const DeliverySchema = v.object({
   attempts: v.array(AttemptSchema),
 });
 
-export const DeliveriesQuery = v.object({
-  status: v.optional(v.picklist(DELIVERY_STATUSES, `must be one of ${DELIVERY_STATUSES.join(', ')}`)),
-  limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 100'))),
-  cursor: v.optional(v.string()),
-});
+// Strict: a misspelt parameter (`?stauts=dropped`) must not silently list everything.
+export const DeliveriesQuery = v.strictObject(
+  {
+    status: v.optional(v.picklist(DELIVERY_STATUSES, `must be one of ${DELIVERY_STATUSES.join(', ')}`)),
+    limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 100'))),
+    cursor: v.optional(v.string()),
+  },
+  'is not a parameter of this operation (accepted: status, limit, cursor)',
+);
 
 export const RecoverSchema = v.object({
   since: v.pipe(

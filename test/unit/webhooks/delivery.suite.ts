@@ -307,6 +307,9 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       expect(all[0].attempts).toHaveLength(6);
       expect((await deliveriesOf(id, '?status=succeeded')).result).toHaveLength(0);
       expect((await t.call('GET', `/organizations/webhooks/${id}/deliveries?status=lost`)).status).toBe(400);
+      const misspelt = await t.call('GET', `/organizations/webhooks/${id}/deliveries?stauts=dropped`);
+      expect(misspelt.status).toBe(400);
+      expect(misspelt.json.errors[0].message).toContain('query.stauts: is not a parameter of this operation');
       expect((await t.call('GET', `/organizations/webhooks/${id}/deliveries?cursor=zzz`)).status).toBe(400);
 
       failing = false;
