@@ -155,25 +155,42 @@ const EnvSchema = v.object({
   ),
 });
 
+/** A MASTER_KEY entry `[kid:]base64` split in two; `kid` is undefined when the entry names none. */
+export function splitMasterKeyEntry(entry: string): { kid: string | undefined; key: string } {
+  const colon = entry.indexOf(':');
+  return colon >= 0
+    ? { kid: entry.slice(0, colon), key: entry.slice(colon + 1) }
+    : { kid: undefined, key: entry };
+}
+
 function isMasterKey(entry: string): boolean {
-  const b64 = entry.includes(':') ? entry.slice(entry.indexOf(':') + 1) : entry;
-  const kid = entry.includes(':') ? entry.slice(0, entry.indexOf(':')) : 'x';
+  const { kid = 'x', key } = splitMasterKeyEntry(entry);
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(kid)) return false;
   try {
-    return atob(b64.replaceAll('-', '+').replaceAll('_', '/')).length === 32;
+    return atob(key.replaceAll('-', '+').replaceAll('_', '/')).length === 32;
   } catch {
     return false;
   }
 }
 
-/** The key ids MASTER_KEY lists more than once (an entry without an id is named by its key's digest). */
+/** `<per minute>/<burst>` as numbers; undefined when unset. */
+function rateOf(text: string | undefined): { perMinute: number; burst: number } | undefined {
+  if (!text) return undefined;
+  const [perMinute, burst] = text.split('/').map(Number) as [number, number];
+  return { perMinute, burst };
+}
+
+/**
+ * The key ids MASTER_KEY lists more than once. An entry without an id gets one from its key, so the same
+ * key listed twice that way is named only as such: no part of a key appears in a message.
+ */
 function repeatedKeyIds(entries: string[]): string[] {
   const seen = new Set<string>();
   const twice = new Set<string>();
   for (const entry of entries) {
-    const colon = entry.indexOf(':');
-    const id = colon >= 0 ? entry.slice(0, colon) : `${entry.slice(0, 4)}… (the same key without an id)`;
-    if (seen.has(id)) twice.add(id);
+    const { kid, key } = splitMasterKeyEntry(entry);
+    const id = kid === undefined ? `key:${key}` : `kid:${kid}`;
+    if (seen.has(id)) twice.add(kid ?? 'a key without an id, listed twice');
     seen.add(id);
   }
   return [...twice];
@@ -264,12 +281,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
-    testEventsRateLimit: e.TEST_EVENTS_RATE_LIMIT
-      ? {
-          perMinute: Number(e.TEST_EVENTS_RATE_LIMIT.split('/')[0]),
-          burst: Number(e.TEST_EVENTS_RATE_LIMIT.split('/')[1]),
-        }
-      : undefined,
+    testEventsRateLimit: rateOf(e.TEST_EVENTS_RATE_LIMIT),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,

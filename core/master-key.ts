@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, isMemoryDataDir } from './config.ts';
+import { type Config, isMemoryDataDir, splitMasterKeyEntry } from './config.ts';
 import type { Logger } from './log.ts';
 
 /**
@@ -37,8 +37,7 @@ export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
 }
 
 /** The 32 key bytes of a MASTER_KEY entry or of master.key, for comparing keys however they are spelled. */
-const keyBytes = (entry: string) =>
-  Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64').toString('hex');
+const keyBytes = (entry: string) => Buffer.from(splitMasterKeyEntry(entry).key, 'base64').toString('hex');
 
 /**
  * MASTER_KEY set beside a DATA_DIR/master.key it does not list: the embedded database's secrets were

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { splitMasterKeyEntry } from '../../core/config.ts';
 import { base64url, fromBase64url, sha256 } from '../../core/ids.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
 import { SecretBoxError } from '../../core/ports/secret-box.ts';
@@ -17,11 +18,10 @@ const TAG_BYTES = 16;
 export async function parseMasterKeys(entries: readonly string[]): Promise<MasterKey[]> {
   const keys: MasterKey[] = [];
   for (const entry of entries) {
-    const colon = entry.indexOf(':');
-    const b64 = colon >= 0 ? entry.slice(colon + 1) : entry;
+    const { kid, key: b64 } = splitMasterKeyEntry(entry);
     const key = fromBase64url(b64.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, ''));
     if (key.length !== 32) throw new Error('a master key must be 32 bytes');
-    const id = colon >= 0 ? entry.slice(0, colon) : base64url(await sha256(b64)).slice(0, 8);
+    const id = kid ?? base64url(await sha256(b64)).slice(0, 8);
     keys.push({ id, key });
   }
   return keys;

@@ -4,11 +4,11 @@ import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { checkBodyDepth } from './body-depth.ts';
-import { markArrival } from './consistency.ts';
+import { MUTATING, markArrival } from './consistency.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { requestIdOf } from './request-id.ts';
-import { pathOf } from './request-target.ts';
+import { urlPathOf } from './request-target.ts';
 import { formatIssues } from './validation.ts';
 
 export interface HttpAppOptions {
@@ -17,8 +17,6 @@ export interface HttpAppOptions {
   version: string;
   adapter?: ElysiaAdapter;
 }
-
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 type StandardValidator = {
   '~standard': {
@@ -41,7 +39,10 @@ function toEnvelope(
   if (error instanceof ServiceError)
     return { status: error.status, body: errorEnvelope(error.status, error.message), headers: error.headers };
   if (code === 'NOT_FOUND')
-    return { status: 404, body: errorEnvelope(404, `no route for ${request.method} ${pathOf(request.url)}`) };
+    return {
+      status: 404,
+      body: errorEnvelope(404, `no route for ${request.method} ${urlPathOf(request.url)}`),
+    };
   if (code === 'PARSE') {
     // The body limit errors the request stream; the parser wraps that error.
     const cause = (error as Error).cause;
@@ -118,7 +119,7 @@ export function createHttpApp(options: HttpAppOptions) {
           err: error,
           request_id: id,
           method: request.method,
-          path: pathOf(request.url),
+          path: urlPathOf(request.url),
         });
       set.status = status;
       if (id) set.headers['x-request-id'] = id;

@@ -2,10 +2,8 @@ import { Elysia } from 'elysia';
 import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { OrganizationStore } from '../organizations/store.ts';
-import { parseConsistency } from './consistency.ts';
+import { MUTATING, parseConsistency } from './consistency.ts';
 import type { HeaderNames } from './headers.ts';
-
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface OrgAuthDeps {
   orgs: OrganizationStore;

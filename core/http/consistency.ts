@@ -1,6 +1,9 @@
 import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
 import type { HeaderNames } from './headers.ts';
 
+/** The methods that change state: they carry the consistency headers. */
+export const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 export type ConsistencyLevel = 'local_region' | 'all_regions';
 
 export interface Consistency {

@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { limitRequestBody } from './body.ts';
 import { errorEnvelope } from './envelope.ts';
 import { requestIdOf } from './request-id.ts';
-import { pathOf, routableRequest } from './request-target.ts';
+import { routableRequest, urlPathOf } from './request-target.ts';
 
 export interface FrontDoorOptions {
   /** The request body limit in bytes. */
@@ -29,7 +29,7 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
       log.info('request', {
         request_id: id,
         method: request.method,
-        path: pathOf(request.url),
+        path: urlPathOf(request.url),
         status,
         ms: 0,
       });
@@ -43,7 +43,7 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
       log.info('request', {
         request_id: response.headers.get('x-request-id'),
         method: request.method,
-        path: pathOf(request.url),
+        path: urlPathOf(request.url),
         status: response.status,
         ms: Math.round((performance.now() - start) * 100) / 100,
       });

@@ -11,7 +11,7 @@ function pathStart(url: string): number {
 }
 
 /** The path of a request URL without its query, for logs and messages; never throws. */
-export function pathOf(url: string): string {
+export function urlPathOf(url: string): string {
   const start = pathStart(url);
   if (start < 0) return '/';
   const query = url.indexOf('?', start);

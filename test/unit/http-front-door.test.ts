@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { connect } from 'node:net';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from '../../core/http/body-depth.ts';
 import { frontDoor } from '../../core/http/front-door.ts';
-import { pathOf } from '../../core/http/request-target.ts';
+import { urlPathOf } from '../../core/http/request-target.ts';
 import { createLogger } from '../../core/log.ts';
 import { probePlugin } from '../helpers/probe-plugin.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -124,10 +124,10 @@ describe('JSON bodies', () => {
 
 describe('request paths for logs', () => {
   it('never throws', () => {
-    expect(pathOf('http://a/b/c?d=1')).toBe('/b/c');
-    expect(pathOf('/organizations?x')).toBe('/organizations');
-    expect(pathOf('http://[::1')).toBe('/');
-    expect(pathOf('garbage')).toBe('/');
+    expect(urlPathOf('http://a/b/c?d=1')).toBe('/b/c');
+    expect(urlPathOf('/organizations?x')).toBe('/organizations');
+    expect(urlPathOf('http://[::1')).toBe('/');
+    expect(urlPathOf('garbage')).toBe('/');
   });
 });
 
