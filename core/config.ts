@@ -136,14 +136,6 @@ const EnvSchema = v.object({
       list(s).every((p) => /^[A-Za-z0-9.-]+=[0-9A-Fa-f.:]+$/.test(p) && ipaddr.isValid(p.split('=')[1]!)),
     ),
   ),
-  TEST_EVENTS_RATE_LIMIT: v.optional(
-    str(
-      'TEST_EVENTS_RATE_LIMIT',
-      'must be <events a minute>/<burst>, two integers from 1 to 1000000 (such as 10/50)',
-      (s) =>
-        /^\d{1,7}\/\d{1,7}$/.test(s) && s.split('/').every((n) => Number(n) >= 1 && Number(n) <= 1_000_000),
-    ),
-  ),
   NODE_EXTRA_CA_CERTS: v.optional(v.string()),
   SHUTDOWN_DRAIN_MS: v.optional(
     str('SHUTDOWN_DRAIN_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
@@ -171,13 +163,6 @@ function isMasterKey(entry: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** `<per minute>/<burst>` as numbers; undefined when unset. */
-function rateOf(text: string | undefined): { perMinute: number; burst: number } | undefined {
-  if (!text) return undefined;
-  const [perMinute, burst] = text.split('/').map(Number) as [number, number];
-  return { perMinute, burst };
 }
 
 /**
@@ -214,8 +199,6 @@ export interface Config {
   plugins: string[] | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
-  /** TEST_EVENTS_RATE_LIMIT: test events a minute and burst per organization; unset: the plugin's default. */
-  testEventsRateLimit: { perMinute: number; burst: number } | undefined;
   deliveryAllowPrivate: string[];
   deliveryHostMap: Record<string, string>;
   /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
@@ -223,6 +206,8 @@ export interface Config {
   /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
+  /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
+  environment: Readonly<Env>;
 }
 
 /** Validates the environment. Throws ConfigError naming every wrong variable and its rule. */
@@ -281,12 +266,12 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
-    testEventsRateLimit: rateOf(e.TEST_EVENTS_RATE_LIMIT),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,
     shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),
     shutdownTimeoutMs: Number(e.SHUTDOWN_TIMEOUT_MS),
+    environment: Object.freeze({ ...env }),
   };
 }
 

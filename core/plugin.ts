@@ -1,11 +1,14 @@
 import type { AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
 import type { SealedColumn } from './db/reseal.ts';
-import type { EventPublisher } from './events/types.ts';
+import type { EventName, EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import type { OrganizationStore } from './organizations/store.ts';
+import type { Capability, CapabilityMap, Implementations, Provision } from './plugins/capabilities.ts';
+import type { HookAttachment, HookPoint, Hooks } from './plugins/hooks.ts';
+import type { SettingsSchema } from './plugins/settings.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
@@ -13,13 +16,14 @@ import type { SecretBox } from './ports/secret-box.ts';
 import type { Signer } from './ports/signer.ts';
 import type { MigrationSet, Storage } from './ports/storage.ts';
 
-/** A typed name for something one plugin offers others (a port-like interface, never its tables). */
-export interface Capability<T> {
-  readonly name: string;
-  /** Phantom field that carries the type. */
-  readonly __type?: T;
-}
-export const defineCapability = <T>(name: string): Capability<T> => ({ name });
+export { type Capability, defineCapability, type Provision } from './plugins/capabilities.ts';
+export {
+  defineHook,
+  type HookAttachment,
+  type HookHandler,
+  type HookPoint,
+  type Hooks,
+} from './plugins/hooks.ts';
 
 /** What every plugin receives: the ports, configuration, and the shared HTTP pieces. */
 export interface ServiceContext {
@@ -31,14 +35,22 @@ export interface ServiceContext {
   readonly secrets: SecretBox;
   readonly delivery: HttpDelivery;
   readonly clock: Clock;
-  /** Publishes catalogue events on the bus: `ctx.events.publish(orgId, 'RoleDeleted_v1', members, { tx })`. */
+  /** Publishes catalogue events on the bus, typed by name: `ctx.events.publish(orgId, 'RoleDeleted_v1', { role_name }, { tx })`. */
   readonly events: EventPublisher;
   readonly orgs: OrganizationStore;
   readonly headers: HeaderNames;
   /** The organization guard: `.use(ctx.auth)`, then `{ apiKey: true }` or `{ orgOnly: true }` on a route. */
   readonly auth: OrgAuth;
-  /** Looks up a capability another plugin provides; undefined when that plugin is disabled. */
+  /** Runs hook points: the results of the handlers other plugins attached, in order. */
+  readonly hooks: Hooks;
+  /** An optional capability: its implementation, or undefined when no enabled plugin provides it. */
   capability<T>(cap: Capability<T>): T | undefined;
+}
+
+/** The context of one plugin: the service's, plus that plugin's own settings. */
+export interface PluginContext<S> extends ServiceContext {
+  /** The plugin's settings, read from the environment through its `settings` schema. */
+  readonly settings: S;
 }
 
 /** A background loop owned by a plugin: started after migrations, stopped on shutdown. */
@@ -49,45 +61,72 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export interface PluginParts {
+/** What `setup` returns. */
+export interface PluginParts<P extends CapabilityMap = CapabilityMap> {
   routes?: AnyElysia;
   workers?: Worker[];
-  /** Capabilities this plugin offers the others. */
-  provides?: Array<readonly [Capability<unknown>, unknown]>;
+  /** The implementations of the capabilities the plugin declares in `provides`, under the same keys. */
+  provide?: Implementations<P>;
+  /** Handlers attached to other plugins' hook points: `[beforeTokenIssued.attach({ run })]`. */
+  attach?: HookAttachment[];
   /** Columns of values sealed by the SecretBox, which `secrets reseal` seals again with the current key. */
   sealed?: SealedColumn[];
 }
 
-export interface PluginDefinition {
-  /** Kebab-case id: names the folder, the PLUGINS entry and the migration set. */
+/** A plugin: what `definePlugin` takes and returns. */
+export interface PluginDefinition<
+  S = unknown,
+  P extends CapabilityMap = CapabilityMap,
+  R extends CapabilityMap = CapabilityMap,
+> {
+  /** Kebab-case id: names the folder, the PLUGINS entry and, by default, the migration set. */
   readonly id: string;
+  /** The plugin's tables: the migration set generated from its drizzle schema (`npm run db:generate`). */
   readonly migrations?: MigrationSet;
-  /** Versioned names of the events this plugin emits. */
-  readonly emits?: readonly string[];
-  /** Ids of plugins that must be enabled with this one. */
-  readonly requires?: readonly string[];
-  setup(ctx: ServiceContext): PluginParts | Promise<PluginParts>;
+  /** Its settings from the environment (`envInteger`, `envRate`, ... from core); problems stop start-up. */
+  readonly settings?: SettingsSchema<S>;
+  /** Versioned names of the catalogue events it publishes. */
+  readonly emits?: readonly EventName[];
+  /** Capabilities it offers, by key; `setup` returns their implementations in `provide`. */
+  readonly provides?: P;
+  /** Capabilities it needs, by key; start-up fails when no enabled plugin provides one. */
+  readonly requires?: R;
+  /** Hook points it calls (for start-up checks and the docs); others attach handlers to them. */
+  readonly declares?: readonly HookPoint<never, unknown>[];
+  setup(ctx: PluginContext<S>, needs: Implementations<R>): PluginParts<P> | Promise<PluginParts<P>>;
 }
 
 /**
- * Declares a plugin: its tables and migrations, its routes, the events it emits and its workers.
+ * Declares a plugin: its tables and migrations, settings, routes, the events it emits, the capabilities
+ * it provides and requires, the hooks it declares and attaches to, and its workers. Everything is typed:
+ * `needs` carries the required capabilities' types, `provide` must match the declared ones.
  *
  * @example
+ * export const greeter = defineCapability<{ greet(name: string): string }>('greeter');
  * export const hello = (options: { greeting?: string } = {}) =>
  *   definePlugin({
  *     id: 'hello',
- *     setup: (ctx) => ({ routes: new Elysia().use(ctx.auth).get('/hello', () => ok(options.greeting ?? 'hi'), { apiKey: true }) }),
+ *     provides: { greeter },
+ *     setup: (ctx) => ({
+ *       routes: new Elysia().use(ctx.auth).get('/hello', () => ok(options.greeting ?? 'hi'), { apiKey: true }),
+ *       provide: { greeter: { greet: (name) => `${options.greeting ?? 'hi'} ${name}` } },
+ *     }),
  *   });
  */
-export const definePlugin = <const P extends PluginDefinition>(plugin: P): P => plugin;
-
-export const providing = <T>(cap: Capability<T>, impl: T): readonly [Capability<unknown>, unknown] => [
-  cap,
-  impl,
-];
+export const definePlugin = <
+  S = undefined,
+  const P extends CapabilityMap = Record<never, never>,
+  const R extends CapabilityMap = Record<never, never>,
+>(
+  plugin: PluginDefinition<S, P, R>,
+): PluginDefinition<S, P, R> => plugin;
 
 /** The deployment: which plugins run. `service.config.ts` default-exports one. */
 export interface ServiceDefinition {
-  plugins: PluginDefinition[];
+  plugins: PluginDefinition<unknown, CapabilityMap, CapabilityMap>[];
 }
 export const defineService = (def: ServiceDefinition): ServiceDefinition => def;
+
+/** Binds implementations to capabilities (what the core does with a plugin's `provide`). */
+export const provisionsOf = (declared: CapabilityMap, impls: Record<string, unknown>): Provision[] =>
+  Object.entries(declared).flatMap(([key, cap]) => (key in impls ? [cap.provide(impls[key])] : []));

@@ -12,7 +12,16 @@ import type { Logger } from './log.ts';
 import { migrations as coreMigrations } from './organizations/migrations/index.ts';
 import { organizationRoutes } from './organizations/routes.ts';
 import { createOrganizationStore } from './organizations/store.ts';
-import type { PluginDefinition, ServiceContext, ServiceDefinition, Worker } from './plugin.ts';
+import {
+  type PluginDefinition,
+  provisionsOf,
+  type ServiceContext,
+  type ServiceDefinition,
+  type Worker,
+} from './plugin.ts';
+import { type Capability, type CapabilityMap, createCapabilityRegistry } from './plugins/capabilities.ts';
+import { createHookRegistry, hooksOf } from './plugins/hooks.ts';
+import { readSettings } from './plugins/settings.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
@@ -45,11 +54,13 @@ export interface ComposeOptions {
 }
 
 /** Picks the plugins PLUGINS enables (all of the definition when unset); unknown ids stop start-up. */
-export function selectPlugins(
-  all: readonly PluginDefinition[],
+export function selectPlugins<P extends PluginDefinition<unknown, CapabilityMap, CapabilityMap>>(
+  all: readonly P[],
   wanted: readonly string[] | undefined,
-): PluginDefinition[] {
+): P[] {
   const ids = all.map((p) => p.id);
+  const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (twice.length) throw new ConfigError([`service.config.ts lists plugin ${twice.join(', ')} twice`]);
   if (wanted) {
     const unknown = wanted.filter((id) => !ids.includes(id));
     if (unknown.length)
@@ -58,13 +69,48 @@ export function selectPlugins(
       ]);
   }
   const enabled = wanted ? all.filter((p) => wanted.includes(p.id)) : [...all];
-  const on = new Set(enabled.map((p) => p.id));
-  for (const p of enabled) {
-    const missing = (p.requires ?? []).filter((r) => !on.has(r));
-    if (missing.length)
-      throw new ConfigError([`PLUGINS enables ${p.id}, which needs ${missing.join(', ')} enabled too`]);
-  }
-  return enabled;
+  return orderByCapabilities(all, enabled);
+}
+
+/**
+ * Orders plugins so that each is set up after those providing what it requires; a requirement no
+ * enabled plugin provides, or a cycle, stops start-up with a message naming the plugins.
+ */
+function orderByCapabilities<P extends PluginDefinition<unknown, CapabilityMap, CapabilityMap>>(
+  all: readonly P[],
+  enabled: readonly P[],
+): P[] {
+  const providerOf = (cap: Capability<unknown>, among: readonly P[]) =>
+    among.find((p) => Object.values(p.provides ?? {}).includes(cap));
+  const problems: string[] = [];
+  for (const p of enabled)
+    for (const cap of Object.values(p.requires ?? {}))
+      if (!providerOf(cap, enabled)) {
+        const elsewhere = providerOf(cap, all);
+        problems.push(
+          `PLUGINS enables ${p.id}, which requires the ${cap.name} capability; ${
+            elsewhere
+              ? `${elsewhere.id} provides it: enable ${elsewhere.id} too`
+              : 'no plugin of service.config.ts provides it'
+          }`,
+        );
+      }
+  if (problems.length) throw new ConfigError(problems);
+  const ordered: P[] = [];
+  const visiting = new Set<P>();
+  const visit = (p: P, path: string[]) => {
+    if (ordered.includes(p)) return;
+    if (visiting.has(p))
+      throw new ConfigError([
+        `plugins require each other's capabilities in a cycle: ${[...path, p.id].join(' -> ')}`,
+      ]);
+    visiting.add(p);
+    for (const cap of Object.values(p.requires ?? {})) visit(providerOf(cap, enabled)!, [...path, p.id]);
+    visiting.delete(p);
+    ordered.push(p);
+  };
+  for (const p of enabled) visit(p, []);
+  return ordered;
 }
 
 /**
@@ -85,7 +131,8 @@ export async function composeService(options: ComposeOptions) {
   const orgs = createOrganizationStore(ports.storage, ports.clock);
   const headers = headerNames(config.headerPrefix);
   const auth = orgAuth({ orgs, names: headers, seed: crypto.randomUUID() });
-  const capabilities = new Map<string, unknown>();
+  const capabilities = createCapabilityRegistry();
+  const hookRegistry = createHookRegistry();
   const ctx: ServiceContext = {
     config,
     log,
@@ -103,8 +150,17 @@ export async function composeService(options: ComposeOptions) {
     orgs,
     headers,
     auth,
-    capability: (cap) => capabilities.get(cap.name) as never,
+    hooks: hooksOf(hookRegistry),
+    capability: (cap) => cap.from(capabilities),
   };
+  const settings = enabled.map((plugin) => {
+    const read = plugin.settings ? readSettings(plugin.settings, config.environment) : undefined;
+    return { plugin, read };
+  });
+  const settingProblems = settings.flatMap(({ plugin, read }) =>
+    read && !read.ok ? read.problems.map((p) => `${p} (a setting of the ${plugin.id} plugin)`) : [],
+  );
+  if (settingProblems.length) throw new ConfigError(settingProblems);
 
   let stopping = false;
   let draining = false;
@@ -119,12 +175,30 @@ export async function composeService(options: ComposeOptions) {
 
   const workers: Worker[] = [];
   const sealed: SealedColumn[] = [...(ports.sealed ?? [])];
-  for (const plugin of enabled) {
-    const parts = await plugin.setup(ctx);
+  const declared = new Set(enabled.flatMap((p) => (p.declares ?? []).map((h) => h.name)));
+  for (const { plugin, read } of settings) {
+    const needs = Object.fromEntries(
+      Object.entries(plugin.requires ?? {}).map(([key, cap]) => [key, cap.from(capabilities)]),
+    );
+    const parts = await plugin.setup({ ...ctx, settings: read?.ok ? read.settings : undefined }, needs);
     if (parts.routes) app.use(parts.routes);
     workers.push(...(parts.workers ?? []));
     sealed.push(...(parts.sealed ?? []));
-    for (const [cap, impl] of parts.provides ?? []) capabilities.set(cap.name, impl);
+    const provided = parts.provide ?? {};
+    const missing = Object.keys(plugin.provides ?? {}).filter((key) => !(key in provided));
+    if (missing.length)
+      throw new Error(
+        `plugin ${plugin.id} declares ${missing.join(', ')} in provides but its setup returned no implementation`,
+      );
+    for (const provision of provisionsOf(plugin.provides ?? {}, provided)) provision.install(capabilities);
+    for (const attachment of parts.attach ?? []) {
+      attachment.install(hookRegistry, plugin.id);
+      if (!declared.has(attachment.hook))
+        log.info('a hook handler waits for a plugin that calls it', {
+          plugin: plugin.id,
+          hook: attachment.hook,
+        });
+    }
   }
 
   const started: Worker[] = [];

@@ -3,12 +3,15 @@ import type { JsonValue } from '../ports/event-bus.ts';
 import { strict } from './formats.ts';
 import type { EventDefinition, EventMember, EventSourceNumber, SampleContext } from './types.ts';
 
+/** The members of an event as a publisher passes them: optional members may be left out. */
+export type EventInput<E extends v.ObjectEntries> = v.InferInput<v.StrictObjectSchema<E, undefined>>;
+
 /** What one catalogue entry is declared with; `defineEvent` derives the rest. */
-export interface EventSpec<E extends v.ObjectEntries> {
+export interface EventSpec<E extends v.ObjectEntries, T extends string = string, V extends number = number> {
   /** Unversioned type, e.g. `PersonCreated`. */
-  readonly type: string;
+  readonly type: T;
   /** @default 1 */
-  readonly version?: number;
+  readonly version?: V;
   /** The spec's type number; undefined where the spec does not show it. */
   readonly typeNumber: number | undefined;
   readonly source: EventSourceNumber;
@@ -42,7 +45,9 @@ export function withoutUndefined(value: unknown): JsonValue {
  * defineEvent({ type: 'RoleDeleted', typeNumber: 23, source: EventSource.Cloud,
  *   members: { role_name: identifier() }, sample: () => ({ role_name: 'billing-admin' }) })
  */
-export function defineEvent<E extends v.ObjectEntries>(spec: EventSpec<E>): EventDefinition {
+export function defineEvent<E extends v.ObjectEntries, const T extends string, const V extends number = 1>(
+  spec: EventSpec<E, T, V>,
+): EventDefinition<`${T}_v${V}`, EventInput<E>> {
   const version = spec.version ?? 1;
   const schema = strict(spec.members);
   const members: EventMember[] = Object.entries(spec.members).map(([name, s]) => ({
@@ -50,7 +55,8 @@ export function defineEvent<E extends v.ObjectEntries>(spec: EventSpec<E>): Even
     optional: s.type === 'optional',
   }));
   return {
-    name: `${spec.type}_v${version}`,
+    // With no version given, V is its default 1, which is what `version` holds.
+    name: `${spec.type}_v${version}` as `${T}_v${V}`,
     type: spec.type,
     typeNumber: spec.typeNumber,
     version,

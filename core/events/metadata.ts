@@ -35,8 +35,8 @@ export const isServiceEvent = (value: unknown): value is ServiceEvent => v.is(en
 export interface BuildEventInput {
   /** The organization the event belongs to: its organization_id and root_organization_id. */
   readonly orgId: string;
-  /** The payload members, without event_metadata. */
-  readonly members: Readonly<Record<string, JsonValue>>;
+  /** The payload members, without event_metadata: checked against the entry's schema here. */
+  readonly members: object;
   /** @default false */
   readonly isTest?: boolean;
   readonly clock: Clock;

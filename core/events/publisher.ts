@@ -2,6 +2,7 @@ import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { EventBus, JsonValue, OutgoingMessage } from '../ports/event-bus.ts';
+import type { Transaction } from '../ports/storage.ts';
 import { eventDefinition } from './catalogue/index.ts';
 import { EventErrors } from './errors.ts';
 import { buildEvent } from './metadata.ts';
@@ -36,26 +37,33 @@ const toMessage = (event: ServiceEvent): OutgoingMessage => ({
  */
 export function createEventPublisher(options: EventPublisherOptions): EventPublisher {
   const { bus, clock, log } = options;
+  const publish = async (
+    orgId: string,
+    eventName: string,
+    members: object,
+    publishOptions: { tx?: Transaction; isTest?: boolean } = {},
+  ): Promise<ServiceEvent> => {
+    const definition = eventDefinition(eventName);
+    if (!definition)
+      throw new ServiceError(
+        400,
+        EventErrors.UNKNOWN_EVENT,
+        `event_name: ${JSON.stringify(eventName)} is not an event of the catalogue`,
+      );
+    const event = buildEvent(definition, { orgId, members, clock, isTest: publishOptions.isTest });
+    await bus.publish(EVENTS_TOPIC, [toMessage(event)], { tx: publishOptions.tx });
+    if (log.enabled('debug'))
+      log.debug('event published', {
+        event_id: event.event_metadata.event_id,
+        event_name: event.event_metadata.event_name,
+        organization_id: orgId,
+        in_transaction: publishOptions.tx !== undefined,
+      });
+    return event;
+  };
   return {
-    async publish(orgId, eventName, members, publishOptions = {}) {
-      const definition = eventDefinition(eventName);
-      if (!definition)
-        throw new ServiceError(
-          400,
-          EventErrors.UNKNOWN_EVENT,
-          `event_name: ${JSON.stringify(eventName)} is not an event of the catalogue`,
-        );
-      const event = buildEvent(definition, { orgId, members, clock, isTest: publishOptions.isTest });
-      await bus.publish(EVENTS_TOPIC, [toMessage(event)], { tx: publishOptions.tx });
-      if (log.enabled('debug'))
-        log.debug('event published', {
-          event_id: event.event_metadata.event_id,
-          event_name: event.event_metadata.event_name,
-          organization_id: orgId,
-          in_transaction: publishOptions.tx !== undefined,
-        });
-      return event;
-    },
+    publish,
+    publishByName: publish,
     async publishBuilt(events, publishOptions = {}) {
       if (events.length === 0) return;
       await bus.publish(EVENTS_TOPIC, events.map(toMessage), { tx: publishOptions.tx });

@@ -43,10 +43,12 @@ export interface SampleContext {
   readonly analyticsCorrelationId?: string;
 }
 
-/** One entry of the catalogue. */
-export interface EventDefinition {
+/** One entry of the catalogue; `N` is its versioned name and `M` its members' type when known. */
+export interface EventDefinition<N extends string = string, M extends object = Record<string, JsonValue>> {
   /** Versioned name as in payload definitions, e.g. `MitmAttackDetected_v1`. */
-  readonly name: string;
+  readonly name: N;
+  /** Phantom member carrying the payload's type (what `publish` accepts); never set. */
+  readonly __members?: M;
   /** Unversioned type, e.g. `MitmAttackDetected`. */
   readonly type: string;
   /** The spec's type number; undefined where the spec does not show it (PermissionsSetToPerson). */
@@ -67,17 +69,40 @@ export interface EventDefinition {
   sample(context: SampleContext): Record<string, JsonValue>;
 }
 
-/** Publishes events: validates the payload against the catalogue, fills event_metadata, publishes durably. */
+/**
+ * Publishes events: validates the payload against the catalogue, fills event_metadata, publishes durably.
+ * The name and the members are typed from the catalogue, so a misspelt event or member fails the type check.
+ */
 export interface EventPublisher {
-  publish(
+  publish<N extends EventName>(
+    orgId: string,
+    eventName: N,
+    members: EventMembers<N>,
+    options?: { tx?: Transaction; isTest?: boolean },
+  ): Promise<ServiceEvent>;
+  /**
+   * Publishes an event whose name is known only at run time (tooling, samples): the same checks as
+   * `publish`, at run time only. Prefer `publish`, which the type check holds to the catalogue.
+   */
+  publishByName(
     orgId: string,
     eventName: string,
-    members: Record<string, JsonValue>,
+    members: object,
     options?: { tx?: Transaction; isTest?: boolean },
   ): Promise<ServiceEvent>;
   /** Publishes several already-built events at once (one bus call). */
   publishBuilt(events: readonly ServiceEvent[], options?: { tx?: Transaction }): Promise<void>;
 }
+
+/** Every entry of the catalogue with its own name and members' type. */
+export type CatalogueEntry = typeof import('./catalogue/entries.ts')['catalogueEntries'][number];
+
+/** The versioned name of every event in the catalogue: `'PersonCreated_v1' | 'RoleDeleted_v1' | ...`. */
+export type EventName = CatalogueEntry['name'];
+
+/** The members of the event named `N`, as a publisher passes them (optional members may be left out). */
+export type EventMembers<N extends EventName> =
+  Extract<CatalogueEntry, { name: N }> extends EventDefinition<N, infer M> ? M : never;
 
 /** The bus topic events travel on before the webhooks router fans them out. */
 export const EVENTS_TOPIC = 'events';

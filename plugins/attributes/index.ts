@@ -1,5 +1,5 @@
 import { badRequest } from '../../core/errors.ts';
-import { defineCapability, definePlugin, providing } from '../../core/plugin.ts';
+import { defineCapability, definePlugin } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts';
 import { AttributeErrors, bucketNotFound } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
@@ -38,7 +38,7 @@ export interface AttributeStoreApi {
   ): Promise<void>;
 }
 
-export const attributeStore = defineCapability<AttributeStoreApi>('attributes');
+export const attributeStore = defineCapability<AttributeStoreApi>('attributeStore');
 
 const positive = (name: string, n: number, max: number) => {
   if (!Number.isInteger(n) || n < 1 || n > max)
@@ -70,7 +70,7 @@ export const attributes = (options: AttributesOptions = {}) => {
   return definePlugin({
     id: 'attributes',
     migrations,
-    emits: [],
+    provides: { attributeStore },
     setup(ctx) {
       const store = createAttributeStore({
         storage: ctx.storage,
@@ -100,7 +100,7 @@ export const attributes = (options: AttributesOptions = {}) => {
       };
       return {
         routes: attributeRoutes(ctx, store, limits),
-        provides: [providing(attributeStore, api)],
+        provide: { attributeStore: api },
         sealed: [attributesSealed],
       };
     },

@@ -1,6 +1,8 @@
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
+import { envRate } from '../../core/plugins/settings.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
 import { createAttemptRecorder } from './attempts.ts';
 import { createHeaderOpener, customHeadersSealed } from './custom-headers.ts';
@@ -44,6 +46,12 @@ export interface WebhooksOptions {
   retentionDays?: number;
 }
 
+/** Settings from the environment; each overrides the option of the same purpose. */
+const settings = v.object({
+  /** Test events a minute and burst per organization, `<per minute>/<burst>` (such as `600/1000`). */
+  TEST_EVENTS_RATE_LIMIT: envRate('TEST_EVENTS_RATE_LIMIT'),
+});
+
 // A message's lease must outlast its handler: the longest webhook timeout (20 s), the signature and the
 // record. Leases are counted on the service's clock, and the work is real time, hence the rate.
 const DELIVERY_LEASE_REAL_MS = 30_000;
@@ -62,6 +70,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
   definePlugin({
     id: 'webhooks',
     migrations,
+    settings,
     setup(ctx) {
       const log = ctx.log.child({ component: 'webhooks' });
       const store = createWebhookStore({
@@ -76,12 +85,13 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         capacity: options.jwksRateLimit?.burst ?? 60,
         perMinute: options.jwksRateLimit?.perMinute ?? 30,
       });
-      // The plugin's option, else TEST_EVENTS_RATE_LIMIT (drills and load tests raise it), else the spec's.
-      const configured = ctx.config.testEventsRateLimit;
+      // TEST_EVENTS_RATE_LIMIT (drills and load tests raise it without a code change), else the
+      // option of service.config.ts, else the reference's.
+      const configured = ctx.settings.TEST_EVENTS_RATE_LIMIT;
       const testEvents = {
         perMinute:
-          options.testEventRateLimit?.perMinute ?? configured?.perMinute ?? TEST_EVENT_RATE_LIMIT.perMinute,
-        burst: options.testEventRateLimit?.burst ?? configured?.burst ?? TEST_EVENT_RATE_LIMIT.burst,
+          configured?.perMinute ?? options.testEventRateLimit?.perMinute ?? TEST_EVENT_RATE_LIMIT.perMinute,
+        burst: configured?.burst ?? options.testEventRateLimit?.burst ?? TEST_EVENT_RATE_LIMIT.burst,
       };
       const testEventBuckets = createTokenBuckets({
         clock: ctx.clock,

@@ -191,7 +191,7 @@ async function serviceFor(a: Adapter, receivers: Receivers) {
     const members = definition.sample({ orgId: organization.id, now: Date.now() });
     const publish = async () => {
       const t = now();
-      const event = await service.ctx.events.publish(organization.id, EVENT, members);
+      const event = await service.ctx.events.publishByName(organization.id, EVENT, members);
       return { id: event.event_metadata.event_id, t };
     };
     return { publish };

@@ -49,9 +49,7 @@ describe('configuration', () => {
       LOG_LEVEL: 'warn',
       DELIVERY_ALLOW_PRIVATE: '127.0.0.0/8,::1/128',
       DELIVERY_HOST_MAP: 'hooks.test=127.0.0.1',
-      TEST_EVENTS_RATE_LIMIT: '600/1000',
     });
-    expect(c.testEventsRateLimit).toEqual({ perMinute: 600, burst: 1000 });
     expect(c.publicBaseUrl).toBe('https://id.example.com');
     expect(c.natsUrls).toEqual(['nats://a:4222', 'nats://b:4222']);
     expect(c.masterKey).toHaveLength(2);
@@ -86,8 +84,6 @@ describe('configuration', () => {
     ],
     [{ MASTER_KEY: `${btoa('n'.repeat(32))},${btoa('n'.repeat(32))}` }, 'MASTER_KEY must give each key once'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, production or test'],
-    [{ TEST_EVENTS_RATE_LIMIT: '10' }, 'TEST_EVENTS_RATE_LIMIT must be <events a minute>/<burst>'],
-    [{ TEST_EVENTS_RATE_LIMIT: '0/50' }, 'TEST_EVENTS_RATE_LIMIT must be <events a minute>/<burst>'],
     [{ NODE_EXTRA_CA_CERTS: '/nonexistent/ca.pem' }, 'NODE_EXTRA_CA_CERTS must name a readable PEM file'],
   ])('stops start-up on a wrong value, naming the variable and the rule: %j', (env, message) => {
     expect(problemsOf(env as Record<string, string>)).toContain(message);

@@ -57,7 +57,7 @@ describe('the event publisher on the pg-queue bus', () => {
     listen();
     const definition = eventDefinition('PersonCreated_v1')!;
     const members = definition.sample({ orgId, now: systemClock.now() });
-    const event = await events.publish(orgId, definition.name, members, { isTest: true });
+    const event = await events.publishByName(orgId, definition.name, members, { isTest: true });
     await waitFor(() => received.length === 1, 10_000, 'the test event');
     expect(received[0]!.payload as unknown).toEqual(event);
     expect(event.event_metadata.is_test_event).toBe(true);
@@ -97,7 +97,7 @@ describe('the event publisher on the pg-queue bus', () => {
   });
 
   it('refuses an unknown event name and a bad payload with 400, publishing nothing', async () => {
-    const unknown = await events.publish(orgId, 'PersonCreatedV1', {}).catch((e: unknown) => e);
+    const unknown = await events.publishByName(orgId, 'PersonCreatedV1', {}).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(ServiceError);
     expect(unknown).toMatchObject({ status: 400, code: 'UNKNOWN_EVENT' });
     expect((unknown as Error).message).toContain('"PersonCreatedV1"');

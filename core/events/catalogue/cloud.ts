@@ -9,7 +9,7 @@ import {
   awsTag,
   gcpIamPolicyBinding,
 } from '../shared-types.ts';
-import type { EventDefinition, SampleContext } from '../types.ts';
+import type { SampleContext } from '../types.ts';
 import { EventSource } from '../types.ts';
 
 // "Cloud-provider events": changes the service makes in a customer's AWS, GCP or Active Directory on the
@@ -85,8 +85,8 @@ export const awsIamRoleCreated = defineEvent({
   },
 });
 
-const awsUpdate = <E extends v.ObjectEntries>(
-  type: string,
+const awsUpdate = <E extends v.ObjectEntries, const T extends string>(
+  type: T,
   typeNumber: number,
   members: E,
   sample: (ctx: SampleContext) => v.InferInput<v.StrictObjectSchema<E, undefined>>,
@@ -94,7 +94,7 @@ const awsUpdate = <E extends v.ObjectEntries>(
 
 const onRole = { account_id: identifier(), role_name: identifier() };
 
-export const awsEvents: EventDefinition[] = [
+export const awsEvents = [
   awsIamRoleCreated,
   awsUpdate(
     'AWSIAMRoleInlinePoliciesUpdated',
@@ -126,7 +126,7 @@ export const awsEvents: EventDefinition[] = [
 
 const project = () => s.pick(['acme-prod-4821', 'acme-analytics-1177']);
 
-export const gcpEvents: EventDefinition[] = [
+export const gcpEvents = [
   defineEvent({
     type: 'GCPServiceAccountCreated',
     typeNumber: 2001,
@@ -216,7 +216,7 @@ const spnSample = () => {
   };
 };
 
-export const activeDirectoryEvents: EventDefinition[] = [
+export const activeDirectoryEvents = [
   defineEvent({
     type: 'ActiveDirectorySPNCreated',
     typeNumber: 3001,
@@ -241,4 +241,4 @@ export const activeDirectoryEvents: EventDefinition[] = [
 ];
 
 /** Every cloud-provider event. */
-export const cloudProviderEvents: EventDefinition[] = [...awsEvents, ...gcpEvents, ...activeDirectoryEvents];
+export const cloudProviderEvents = [...awsEvents, ...gcpEvents, ...activeDirectoryEvents];

@@ -1,17 +1,7 @@
 import type { EventDefinition } from '../types.ts';
-import { authenticationEvents } from './authentication.ts';
-import { cloudProviderEvents } from './cloud.ts';
-import { gateEvents } from './gate.ts';
-import { personEvents } from './persons.ts';
-import { roleEvents } from './roles.ts';
+import { catalogueEntries } from './entries.ts';
 
-const all: readonly EventDefinition[] = [
-  ...authenticationEvents,
-  ...personEvents,
-  ...gateEvents,
-  ...roleEvents,
-  ...cloudProviderEvents,
-];
+const all: readonly EventDefinition[] = catalogueEntries;
 
 /**
  * Every event of the spec by its versioned name (`AuthenticationSucceeded_v1`, `MitmAttackDetected_v1`):

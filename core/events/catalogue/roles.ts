@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineEvent } from '../define.ts';
 import { identifier, text } from '../formats.ts';
 import * as s from '../samples.ts';
-import type { EventDefinition, SampleContext } from '../types.ts';
+import type { SampleContext } from '../types.ts';
 import { EventSource } from '../types.ts';
 
 // "Role and permission events". The spec's table has no source column: roles and permissions change
@@ -20,12 +20,12 @@ const some = (items: readonly string[]) => items.filter(() => Math.random() < 0.
  *
  * @param numbers the type numbers of the plain and of the `_InRegion` form (undefined where not shown)
  */
-function withRegionForm<E extends v.ObjectEntries>(
-  type: string,
+function withRegionForm<E extends v.ObjectEntries, const T extends string>(
+  type: T,
   numbers: readonly [number | undefined, number | undefined],
   members: E,
   sample: (ctx: SampleContext) => v.InferInput<v.StrictObjectSchema<E, undefined>>,
-): [EventDefinition, EventDefinition] {
+) {
   return [
     defineEvent({ type, typeNumber: numbers[0], source: EventSource.Cloud, members, sample }),
     defineEvent({
@@ -35,7 +35,7 @@ function withRegionForm<E extends v.ObjectEntries>(
       members: { ...members, region: identifier() },
       sample: (ctx) => ({ ...sample(ctx), region: s.region() }),
     }),
-  ];
+  ] as const;
 }
 
 const permission = { permission_name: identifier(), description: text() };
@@ -48,7 +48,7 @@ const roleSample = () => ({
 });
 
 /** Every role and permission event, plain and `_InRegion`. */
-export const roleEvents: EventDefinition[] = [
+export const roleEvents = [
   ...withRegionForm('PermissionCreated', [17, 16], permission, permissionSample),
   ...withRegionForm('PermissionUpdated', [29, 28], permission, permissionSample),
   ...withRegionForm('PermissionDeleted', [19, 18], { permission_name: identifier() }, () => ({
