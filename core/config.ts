@@ -110,6 +110,13 @@ const EnvSchema = v.object({
     str('HEADER_PREFIX', 'must be letters, digits and - (at most 32)', (s) => /^[A-Za-z0-9-]{1,32}$/.test(s)),
     'Service',
   ),
+  SERVICE_CONFIG: v.optional(
+    str(
+      'SERVICE_CONFIG',
+      'must be the path of a .ts or .js file that default-exports defineService(...)',
+      (s) => /\.(m?[jt]s)$/.test(s),
+    ),
+  ),
   PLUGINS: v.optional(
     str('PLUGINS', 'must be a comma-separated list of plugin ids', (s) =>
       list(s).every((x) => /^[a-z0-9-]+$/.test(x)),
@@ -195,6 +202,8 @@ export interface Config {
   /** Raw MASTER_KEY entries, current first; undefined outside production means "generate one in DATA_DIR". */
   masterKey: string[] | undefined;
   headerPrefix: string;
+  /** SERVICE_CONFIG: the deployment file to load instead of the repository's service.config.ts. */
+  serviceConfig: string | undefined;
   /** Plugin ids to enable; undefined means every plugin in service.config.ts. */
   plugins: string[] | undefined;
   logLevel: LogLevel;
@@ -263,6 +272,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     natsStreamPrefix: e.NATS_STREAM_PREFIX,
     masterKey: e.MASTER_KEY ? list(e.MASTER_KEY) : undefined,
     headerPrefix: e.HEADER_PREFIX,
+    serviceConfig: e.SERVICE_CONFIG,
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),

@@ -3,13 +3,13 @@ import type { Config } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/log.ts';
 import type { ServiceDefinition } from '../core/plugin.ts';
 import { composeService, type Service } from '../core/service.ts';
-import serviceDefinition from '../service.config.ts';
 import { createPorts, type PortOverrides } from './ports.ts';
+import { loadServiceDefinition } from './service-definition.ts';
 import { VERSION } from './version.ts';
 
 export interface CreateServiceOptions {
   log?: Logger;
-  /** The plugins to compose. @default service.config.ts */
+  /** The plugins to compose. @default SERVICE_CONFIG's file, else service.config.ts */
   definition?: ServiceDefinition;
   overrides?: PortOverrides;
   /** Elysia's runtime adapter (Node); Bun and Deno use the web-standard default. */
@@ -33,7 +33,7 @@ export async function createService(config: Config, options: CreateServiceOption
       config,
       log,
       ports,
-      definition: options.definition ?? serviceDefinition,
+      definition: options.definition ?? (await loadServiceDefinition(config)),
       version: VERSION,
       ...(options.adapter ? { adapter: options.adapter } : {}),
     });

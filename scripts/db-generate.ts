@@ -43,7 +43,7 @@ if (import.meta.main) {
   const check = process.argv.includes('--check');
   const label = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'change';
   let dirty = false;
-  for (const source of migrationSources) {
+  for (const source of await migrationSources()) {
     const { statements, current } = await pendingStatements(source.dir, source.schema);
     if (statements.length === 0) continue;
     dirty = true;

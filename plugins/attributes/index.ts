@@ -1,5 +1,6 @@
+import { type AttributeStoreApi, attributeStore } from '../../core/capabilities/attribute-store.ts';
 import { badRequest } from '../../core/errors.ts';
-import { defineCapability, definePlugin } from '../../core/plugin.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts';
 import { AttributeErrors, bucketNotFound } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
@@ -22,23 +23,7 @@ export interface AttributesOptions {
   maxCustomBuckets?: number;
 }
 
-/** What the plugin offers other plugins: the deployment's own access to organizations' attributes. */
-export interface AttributeStoreApi {
-  /** One bucket's attributes (all, or those named that exist); 404 for a bucket the organization lacks. */
-  read(orgId: string, bucket: string, names?: string[]): Promise<Record<string, unknown>>;
-  /**
-   * Writes as the deployment, read-only buckets included, under the same limits as the API.
-   * @param mode `replace` (the default) leaves exactly these attributes; `merge` keeps the others.
-   */
-  write(
-    orgId: string,
-    bucket: string,
-    attributes: Record<string, unknown>,
-    mode?: 'replace' | 'merge',
-  ): Promise<void>;
-}
-
-export const attributeStore = defineCapability<AttributeStoreApi>('attributeStore');
+export { type AttributeStoreApi, attributeStore };
 
 const positive = (name: string, n: number, max: number) => {
   if (!Number.isInteger(n) || n < 1 || n > max)

@@ -2,8 +2,16 @@ import { describe, expect, it } from 'bun:test';
 import { pendingStatements } from '../../scripts/db-generate.ts';
 import { migrationSources } from '../../scripts/migration-sources.ts';
 
+const sources = await migrationSources();
+
 describe('generated migrations', () => {
-  it.each(migrationSources.map((s) => [s.name, s] as const))(
+  it('finds every owner of tables by convention, with no central list', () => {
+    expect(sources.map((s) => s.name).sort()).toEqual(
+      ['attributes', 'core', 'local-keys', 'nats-outbox', 'pg-queue', 'webhooks'].sort(),
+    );
+  });
+
+  it.each(sources.map((s) => [s.name, s] as const))(
     '%s has a migration for every schema change',
     async (_, source) => {
       const { statements } = await pendingStatements(source.dir, source.schema);

@@ -1,0 +1,86 @@
+/**
+ * The public entry for plugin authors: `import { definePlugin, ... } from 'identity-service/core'`.
+ * Everything a plugin needs is exported here; anything else under core/ is internal and may change.
+ * The package ships TypeScript source: Bun and Deno run it as is, Node through a TypeScript loader.
+ */
+
+// Capabilities and hook points shared by the built-in plugins.
+export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
+export { type Config, ConfigError, type Env } from './config.ts';
+export type { SealedColumn } from './db/reseal.ts';
+// Errors, configuration and logging.
+export { badRequest, conflict, notFound, ServiceError } from './errors.ts';
+// Events.
+export type {
+  EventMembers,
+  EventMetadata,
+  EventName,
+  EventPublisher,
+  ServiceEvent,
+} from './events/types.ts';
+export { EVENTS_TOPIC } from './events/types.ts';
+export { consistentWrite } from './http/consistency.ts';
+// HTTP conventions: the envelope, consistency headers, validation.
+export { ok } from './http/envelope.ts';
+export type { HeaderNames } from './http/headers.ts';
+export { parseOrThrow } from './http/validation.ts';
+// Identifiers and secrets.
+export { constantTimeEqual, isUuid, randomSecret, uuidv7 } from './ids.ts';
+export type { LogFields, Logger } from './log.ts';
+// The plugin contract.
+export {
+  definePlugin,
+  defineService,
+  type PluginContext,
+  type PluginDefinition,
+  type PluginParts,
+  type ServiceContext,
+  type ServiceDefinition,
+  type Worker,
+} from './plugin.ts';
+export {
+  type Capability,
+  type CapabilityMap,
+  defineCapability,
+  type Implementations,
+  type Provision,
+} from './plugins/capabilities.ts';
+export {
+  defineHook,
+  type HookAttachment,
+  type HookHandler,
+  type HookPoint,
+  type Hooks,
+} from './plugins/hooks.ts';
+export { envInteger, envRate, envText, type Rate, type SettingsSchema } from './plugins/settings.ts';
+// Ports.
+export type { Clock } from './ports/clock.ts';
+export {
+  ack,
+  type ConsumeOptions,
+  type Delivered,
+  drop,
+  type EventBus,
+  type Handler,
+  type JsonValue,
+  type Outcome,
+  type OutgoingMessage,
+  retry,
+  type Subscription,
+} from './ports/event-bus.ts';
+export type {
+  DeliveryErrorKind,
+  DeliveryRequest,
+  DeliveryResult,
+  HttpDelivery,
+} from './ports/http-delivery.ts';
+export type { SecretBox } from './ports/secret-box.ts';
+export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
+export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
+export {
+  beforeTokenIssued,
+  type TokenAuthentication,
+  type TokenDraft,
+  type TokenHookResult,
+  type TokenMintedContent,
+} from './tokens/before-token-issued.ts';
