@@ -62,9 +62,7 @@ export function defineEvent<E extends v.ObjectEntries, const T extends string, c
     version,
     source: spec.source,
     triggerable: spec.triggerable ?? true,
-    // The schema's output is the members object itself (no transforms), so it is JSON: the cast only
-    // forgets the per-member types that callers of a catalogue looked up by name cannot know anyway.
-    schema: schema as unknown as EventDefinition['schema'],
+    schema,
     members,
     sample: (context) => withoutUndefined(spec.sample(context)) as Record<string, JsonValue>,
   };

@@ -62,7 +62,7 @@ export interface EventDefinition<N extends string = string, M extends object = R
   /** True when a webhook may subscribe to it with an `event` trigger (cloud-provider events may not). */
   readonly triggerable: boolean;
   /** The payload members (without event_metadata). */
-  readonly schema: v.GenericSchema<unknown, Record<string, JsonValue>>;
+  readonly schema: v.GenericSchema<unknown, object>;
   /** The payload members in the spec's order, with which of them may be absent. */
   readonly members: readonly EventMember[];
   /** A realistic sample payload (without event_metadata), valid against `schema`. */
