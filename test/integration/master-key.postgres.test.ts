@@ -53,7 +53,9 @@ async function replica() {
   servers.push(proc);
   const chunks: string[] = [];
   (async () => {
-    for await (const c of proc.stderr) chunks.push(new TextDecoder().decode(c));
+    const reader = proc.stderr.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      chunks.push(new TextDecoder().decode(r.value));
   })();
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
