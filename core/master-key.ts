@@ -4,9 +4,10 @@ import { type Config, isMemoryDataDir, splitMasterKeyEntry } from './config.ts';
 import type { Logger } from './log.ts';
 
 /**
- * MASTER_KEY entries from the configuration; outside production, when none is set, a key generated
- * once into DATA_DIR/master.key (or kept in memory for an in-memory database), with a warning. A data
- * directory that already holds a database but no master.key is refused: its secrets need their key.
+ * MASTER_KEY entries from the configuration; outside production on the embedded database, when none is
+ * set, a key generated once into DATA_DIR/master.key (or kept in memory for an in-memory database), with
+ * a warning. A data directory that already holds a database but no master.key is refused: its secrets
+ * need their key. Postgres never gets a generated key: replicas must share theirs.
  */
 export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
   if (config.masterKey) {
@@ -14,6 +15,8 @@ export function resolveMasterKeyEntries(config: Config, log: Logger): string[] {
     return config.masterKey;
   }
   if (config.env === 'production') throw new Error('MASTER_KEY is required when NODE_ENV=production');
+  // Each replica would generate a key of its own and answer 500 for what another sealed.
+  if (config.databaseUrl) throw new Error('MASTER_KEY is required when DATABASE_URL is set');
   const fresh = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   if (isMemoryDataDir(config.dataDir)) {
     log.warn('MASTER_KEY is not set: using a throw-away key for this in-memory database');

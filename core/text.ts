@@ -3,3 +3,10 @@ export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\u
 
 /** True when `text` is well-formed Unicode (every surrogate paired). */
 export const isWellFormedText = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+/**
+ * True when `text` begins with U+FEFF. The embedded database (PGlite 0.5) decodes each text value it
+ * returns with a TextDecoder that drops a leading byte order mark, so such a value reads back without
+ * it: names and free text that must round-trip refuse it on write.
+ */
+export const startsWithBom = (text: string): boolean => text.charCodeAt(0) === 0xfeff;

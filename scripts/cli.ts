@@ -1,12 +1,14 @@
 /**
- * The admin CLI. Reads the same configuration as the server (DATA_DIR or DATABASE_URL, MASTER_KEY, ...).
+ * The admin CLI. Reads the same configuration as the server (DATA_DIR or DATABASE_URL, MASTER_KEY, ...)
+ * and prints the command's JSON alone on standard output. `npx identity-service` runs it (scripts/cli-bin.mjs),
+ * as does `npm run -s cli --`.
  *
- *   npm run cli -- org create --name Acme            {"organization_id","api_key"}
- *   npm run cli -- org list
- *   npm run cli -- org api-key rotate --org <id> [--grace <seconds>]
- *   npm run cli -- keys rotate --org <id>            new signing key; the old one stays in the JWKS
- *   npm run cli -- secrets reseal                    seal every value again with the current master key
- *   npm run cli -- migrate                           apply pending migrations and exit
+ *   npx identity-service org create --name Acme            {"organization_id","api_key"}
+ *   npx identity-service org list
+ *   npx identity-service org api-key rotate --org <id> [--grace <seconds>]
+ *   npx identity-service keys rotate --org <id>            new signing key; the old one stays in the JWKS
+ *   npx identity-service secrets reseal                    seal every value again with the current master key
+ *   npx identity-service migrate                           apply pending migrations and exit
  */
 import { parseArgs } from 'node:util';
 import { DataDirLockedError } from '../adapters/pglite/lock.ts';
@@ -17,7 +19,7 @@ import { StorageError } from '../core/ports/storage.ts';
 import type { Service } from '../core/service.ts';
 import { createService } from '../entry/create-service.ts';
 
-const USAGE = `usage: npm run cli -- <command>
+const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <command>)
   org create --name <name>
   org list
   org api-key rotate --org <organization_id> [--grace <seconds>]

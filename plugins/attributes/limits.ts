@@ -1,5 +1,5 @@
 import { badRequest } from '../../core/errors.ts';
-import { isWellFormedText } from '../../core/text.ts';
+import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 import { AttributeErrors, shown } from './errors.ts';
 
 /** An attribute name is 1 to 70 bytes of UTF-8 (the spec's limit counts bytes, not characters). */
@@ -66,6 +66,19 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
+/**
+ * Why a name cannot be written, or null when it can: nameProblem, and no leading U+FEFF (it would read
+ * back without it on the embedded database, and the value bound to the name would no longer open).
+ * Reads and deletes take such a name still, so one stored before this rule can be removed.
+ */
+export function writableNameProblem(name: string): string | null {
+  const bad = nameProblem(name);
+  if (bad) return bad;
+  if (startsWithBom(name))
+    return `attribute name ${shown(name)} begins with U+FEFF (a byte order mark), which a name may not begin with`;
+  return null;
+}
+
 /** What a body holds instead of an object, for messages. */
 export const typeOf = (x: unknown) =>
   x === undefined ? 'no body' : x === null ? 'null' : Array.isArray(x) ? 'an array' : `a ${typeof x}`;
@@ -113,7 +126,7 @@ export function prepareAttributes(value: unknown, where: string, problems: Probl
   }
   const out: PreparedAttribute[] = [];
   for (const key of Object.keys(value)) {
-    const bad = nameProblem(key);
+    const bad = writableNameProblem(key);
     if (bad) {
       problems.add(`${where}: ${bad}`);
       continue;

@@ -12,7 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
-import { isWellFormedText } from '../../core/text.ts';
+import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 
 /**
  * The tables of the webhooks plugin. Times are milliseconds on the service's Clock (bigint), so a test
@@ -161,18 +161,26 @@ const noNul = v.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u00
 /** Text stored as given must be well-formed: a lone surrogate would come back as U+FFFD. */
 const wellFormed = v.check(isWellFormedText, 'must be well-formed Unicode (a lone surrogate is not)');
 
+/** The embedded database reads a leading U+FEFF back without it (core/text.ts): refused, not altered. */
+const noLeadingBom = v.check(
+  (s: string) => !startsWithBom(s),
+  'must not begin with U+FEFF (a byte order mark)',
+);
+
 const nameField = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
   noNul,
   wellFormed,
+  noLeadingBom,
 );
 const descriptionField = v.pipe(
   v.string(),
   v.maxLength(2000, 'must be at most 2000 characters'),
   noNul,
   wellFormed,
+  noLeadingBom,
 );
 
 export const WebhookCreateSchema = v.object({

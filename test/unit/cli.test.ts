@@ -127,3 +127,47 @@ describe('the admin CLI', () => {
     }
   }, 90_000);
 });
+
+describe('the identity-service bin', () => {
+  const asUser = (command: string[]) => {
+    const r = Bun.spawnSync(command, {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATA_DIR: dir,
+        MASTER_KEY: TEST_MASTER_KEY,
+        DATABASE_URL: '',
+        NATS_URL: '',
+        LOG_LEVEL: 'info',
+      },
+    });
+    return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+  };
+  /** Standard output is one JSON document and nothing else: no npm header, no log line. */
+  const oneJsonDocument = (out: string) => {
+    expect(out.trimStart().startsWith('{')).toBe(true);
+    return JSON.parse(out);
+  };
+
+  it.each([
+    ['npx identity-service', ['npx', '--no-install', 'identity-service']],
+    ['npm run -s cli --', ['npm', 'run', '-s', 'cli', '--']],
+    ['node scripts/cli-bin.mjs', ['node', 'scripts/cli-bin.mjs']],
+  ])(
+    '%s org create prints exactly one JSON document on standard output',
+    (_, prefix) => {
+      const r = asUser([...prefix, 'org', 'create', '--name', 'Npx']);
+      expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: expect.any(String) });
+      const out = oneJsonDocument(r.out);
+      expect(Object.keys(out).sort()).toEqual(['api_key', 'organization_id']);
+    },
+    60_000,
+  );
+
+  it('passes the exit code through: a usage error is 2, on standard error', () => {
+    const r = asUser(['node', 'scripts/cli-bin.mjs', 'org', 'create']);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain('--name <name> is required');
+  }, 60_000);
+});

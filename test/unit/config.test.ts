@@ -95,6 +95,28 @@ describe('configuration', () => {
     expect(p).toContain('PUBLIC_BASE_URL is required when NODE_ENV=production');
   });
 
+  it('requires MASTER_KEY beside DATABASE_URL, saying how to generate one, whatever NODE_ENV says', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      const p = problemsOf({ NODE_ENV, DATABASE_URL: 'postgres://db/ids' });
+      expect(p).toContain('MASTER_KEY is required when DATABASE_URL is set');
+      expect(p).toContain('openssl rand -base64 32');
+      expect(p).toContain("randomBytes(32).toString('base64')");
+      expect(p).toContain('MASTER_KEY=k1:<the generated key>');
+    }
+    expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/ids' })).toContain(
+      'MASTER_KEY is required when NODE_ENV=production. Generate 32 random bytes',
+    );
+    const key = `k1:${btoa('k'.repeat(32))}`;
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/ids', MASTER_KEY: key }).masterKey).toEqual([key]);
+  });
+
+  it('is never generated for Postgres, even from a Config made without loadConfig', () => {
+    const config = { ...loadConfig({ DATA_DIR: 'memory://' }), databaseUrl: 'postgres://db/ids' };
+    expect(() => resolveMasterKeyEntries(config, createLogger('silent'))).toThrow(
+      'MASTER_KEY is required when DATABASE_URL is set',
+    );
+  });
+
   it('never echoes a secret in a message', () => {
     const key = 'ab'.repeat(32);
     const p = problemsOf({ MASTER_KEY: key, DATABASE_URL: 'postgres://admin:S3cretPw@db host/x' });

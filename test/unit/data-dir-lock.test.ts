@@ -36,6 +36,25 @@ describe('the data directory lock', () => {
     }
   }, 60_000);
 
+  it("is taken over by exactly one of many processes starting at once over a dead one's lock", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ids-lock-'));
+    try {
+      for (let round = 0; round < 3; round++) {
+        writeFileSync(
+          join(dir, '.lock'),
+          JSON.stringify({ pid: 2 ** 22 + 7, purpose: 'gone', started_at: '' }),
+        );
+        const procs = Array.from({ length: 6 }, () => contender(dir, 1500));
+        const said = await Promise.all(procs.map(async (p) => (await new Response(p.stdout).text()).trim()));
+        expect(said.filter((s) => s === 'got')).toHaveLength(1);
+        expect(said.filter((s) => s === 'DataDirLockedError')).toHaveLength(5);
+        expect(readdirSync(dir)).toEqual([]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('takes over a lock left by a dead process', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ids-lock-'));
     try {
