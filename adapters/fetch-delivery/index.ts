@@ -1,9 +1,9 @@
 import type { Logger } from '../../core/log.ts';
+import { bareHost, createSsrfPolicy } from '../../core/net/address.ts';
 import type { DeliveryRequest, DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
 import { classifyError, DeliveryFailure } from './errors.ts';
 import { resolveAndVet } from './resolve.ts';
 import { detectRuntime, type Runtime } from './runtime.ts';
-import { bareHost, createSsrfPolicy } from './ssrf.ts';
 import type { Transport, TransportOptions } from './transport.ts';
 
 export {
@@ -12,7 +12,7 @@ export {
   isIpLiteralHost,
   isLocalhostName,
   isPublicAddress,
-} from './ssrf.ts';
+} from '../../core/net/address.ts';
 
 /** Options of the fetch-delivery adapter. */
 export interface FetchDeliveryOptions {

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
+import { bareHost, classifyAddress, type SsrfPolicy } from '../../core/net/address.ts';
 import { DeliveryFailure } from './errors.ts';
-import { bareHost, classifyAddress, type SsrfPolicy } from './ssrf.ts';
 
 /** Where a delivery may connect: the vetted address and the name to present to the receiver. */
 export interface VettedTarget {

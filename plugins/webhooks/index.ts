@@ -2,26 +2,26 @@ import { Elysia } from 'elysia';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
-import { createAttemptRecorder } from './attempts.ts';
-import { createHeaderOpener, customHeadersSealed } from './custom-headers.ts';
-import { DELIVERIES_TOPIC, type DeliveryMessage } from './deliveries.ts';
-import { createDeliveryHandler } from './delivery.ts';
-import { createEventCache } from './loader.ts';
+import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { operatorRoutes } from './api/deliveries.ts';
+import { jwksRoutes } from './api/jwks.ts';
+import { testEventRoutes } from './api/test-events.ts';
+import { triggerRoutes } from './api/triggers.ts';
+import { webhookRoutes } from './api/webhooks.ts';
 import { migrations } from './migrations/index.ts';
-import { createOperatorStore } from './operator.ts';
-import { createTokenBuckets } from './rate-limit.ts';
-import { retentionWorker } from './retention.ts';
-import { createRouter } from './router.ts';
-import { jwksRoutes } from './routes/jwks.ts';
-import { operatorRoutes } from './routes/operator.ts';
-import { testEventRoutes } from './routes/test-events.ts';
-import { triggerRoutes } from './routes/triggers.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
+import { createAttemptRecorder } from './pipeline/attempts.ts';
+import { createDeliveryHandler } from './pipeline/delivery.ts';
+import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
+import { createEventCache } from './pipeline/loader.ts';
+import { retentionWorker } from './pipeline/retention.ts';
+import { createRouter } from './pipeline/router.ts';
 import { TEST_EVENT_RATE_LIMIT } from './schema.ts';
-import { createWebhookStore } from './store.ts';
+import { createHeaderOpener, customHeadersSealed } from './store/custom-headers.ts';
+import { createOperatorStore } from './store/deliveries.ts';
+import { createWebhookStore } from './store/webhooks.ts';
 
-export { DELIVERIES_TOPIC } from './deliveries.ts';
 export { WebhookErrors } from './errors.ts';
+export { DELIVERIES_TOPIC } from './pipeline/enqueue.ts';
 
 /** Options of the webhooks plugin. */
 export interface WebhooksOptions {

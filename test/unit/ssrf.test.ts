@@ -7,7 +7,7 @@ import {
   createSsrfPolicy,
   isIpLiteralHost,
   isLocalhostName,
-} from '../../adapters/fetch-delivery/ssrf.ts';
+} from '../../core/net/address.ts';
 
 const none = createSsrfPolicy([]);
 

@@ -1,4 +1,4 @@
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../ports/storage.ts';
 
 export interface GroupCommitOptions<T, R> {
   storage: Storage;

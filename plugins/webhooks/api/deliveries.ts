@@ -6,7 +6,6 @@ import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { OPERATOR_LIMITS, type OperatorStore } from '../operator.ts';
 import {
   DeliveriesQuery,
   DeliveryIdParams,
@@ -14,7 +13,8 @@ import {
   RecoverSchema,
   WebhookIdParams,
 } from '../schema.ts';
-import { checkWebhookId, type WebhookStore } from '../store.ts';
+import { OPERATOR_LIMITS, type OperatorStore } from '../store/deliveries.ts';
+import { checkWebhookId, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, OPERATOR_TAG } from './common.ts';
 
 const PageMeta = v.object({

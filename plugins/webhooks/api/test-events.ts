@@ -21,8 +21,8 @@ import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { WebhookErrors } from '../errors.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
 import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, TAG } from './common.ts';
 

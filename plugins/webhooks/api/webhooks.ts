@@ -4,14 +4,18 @@ import { ServiceError } from '../../../core/errors.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { type CustomHeaders, type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
-import { parseTimeout } from '../duration.ts';
 import { WebhookErrors } from '../errors.ts';
-import { webhookJson } from '../present.ts';
 import { WebhookCreateSchema, WebhookIdParams, WebhookPatchSchema, WebhookSchema } from '../schema.ts';
-import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store.ts';
-import { checkTargetUrl } from '../target-url.ts';
+import {
+  type CustomHeaders,
+  type createHeaderOpener,
+  customHeaderProblems,
+} from '../store/custom-headers.ts';
+import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
+import { parseTimeout } from './duration.ts';
+import { webhookJson } from './present.ts';
+import { checkTargetUrl } from './target-url.ts';
 
 type Patch = v.InferOutput<typeof WebhookPatchSchema>;
 

@@ -1,7 +1,7 @@
-import { ServiceError } from '../../core/errors.ts';
-import { ACCEPTED_TRIGGER_NAMES, acceptedTriggerName } from '../../core/events/index.ts';
-import { WebhookErrors } from './errors.ts';
-import type { TriggerRef } from './store.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import { ACCEPTED_TRIGGER_NAMES, acceptedTriggerName } from '../../../core/events/index.ts';
+import { WebhookErrors } from '../errors.ts';
+import type { TriggerRef } from '../store/webhooks.ts';
 
 /** The only synchronous hook (spec, Trigger). */
 export const SYNC_HOOK_NAMES = ['token_minted'] as const;

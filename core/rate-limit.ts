@@ -1,4 +1,4 @@
-import type { Clock } from '../../core/ports/clock.ts';
+import type { Clock } from './ports/clock.ts';
 
 export interface TokenBucketOptions {
   /** Tokens a full bucket holds: the burst. @default 60 */

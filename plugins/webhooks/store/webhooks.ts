@@ -1,12 +1,12 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
-import { badRequest, conflict, notFound, ServiceError } from '../../core/errors.ts';
-import { isUuid, uuidv7 } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import { badRequest, conflict, notFound, ServiceError } from '../../../core/errors.ts';
+import { isUuid, uuidv7 } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { WebhookErrors } from '../errors.ts';
+import { webhooks, webhookTriggers } from '../schema.ts';
 import { type CustomHeaders, sealHeaders } from './custom-headers.ts';
-import { WebhookErrors } from './errors.ts';
-import { webhooks, webhookTriggers } from './schema.ts';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 

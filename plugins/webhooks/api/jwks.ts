@@ -4,7 +4,7 @@ import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
 import { base64url, sha256 } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { Jwks } from '../../../core/ports/signer.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { JwksSchema } from '../schema.ts';
 import { orgOnlySecurity, TAG } from './common.ts';
 

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { badRequest, conflict, notFound } from '../../core/errors.ts';
-import { triggerListName } from '../../core/events/trigger-names.ts';
-import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { EventBus } from '../../core/ports/event-bus.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { createDeliveries } from './deliveries.ts';
-import { WebhookErrors } from './errors.ts';
-import { isoOf } from './present.ts';
+import { badRequest, conflict, notFound } from '../../../core/errors.ts';
+import { triggerListName } from '../../../core/events/trigger-names.ts';
+import { base64url, fromBase64url, isUuid } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { EventBus } from '../../../core/ports/event-bus.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { isoOf } from '../api/present.ts';
+import { WebhookErrors } from '../errors.ts';
+import { createDeliveries } from '../pipeline/enqueue.ts';
 
 /** Deliveries answered per page at most, and resent per recover call at most. */
 export const OPERATOR_LIMITS = { page: 100, defaultPage: 20, recover: 1000 } as const;
