@@ -142,13 +142,21 @@ export type GroupCommit<T, R = void> = ReturnType<typeof createGroupCommit<T, R>
 
 /** How batches are tuned for a storage. */
 export interface Batching {
+  /** How long the first item of a batch waits for others, in milliseconds. */
   lingerMs: number;
+  /** Writes (or loads) in flight at once. */
   concurrency: number;
 }
 
 /**
- * PGlite runs one statement at a time on this thread: one writer, and a 2 ms linger so batches form.
- * Postgres has a pool: a few writers at once, no linger, so an item never waits for a whole batch.
+ * Batch tuning for a storage, from its `writeConcurrency`. A single connection runs one statement at a
+ * time on this thread: one writer, and a 2 ms linger so batches form. A pool gets a few writers at once
+ * (at most 4: more small statements cost the database more than fewer larger ones) and no linger, so
+ * an item never waits for a whole batch.
+ *
+ * @example createGroupCommit({ storage, write, ...batchingFor(storage) })
  */
-export const batchingFor = (storage: Storage): Batching =>
-  storage.kind === 'pglite' ? { lingerMs: 2, concurrency: 1 } : { lingerMs: 0, concurrency: 4 };
+export const batchingFor = (storage: Pick<Storage, 'writeConcurrency'>): Batching =>
+  storage.writeConcurrency <= 1
+    ? { lingerMs: 2, concurrency: 1 }
+    : { lingerMs: 0, concurrency: Math.min(4, storage.writeConcurrency) };
