@@ -120,8 +120,11 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
         const { kind, message } = deadline.signal.aborted
           ? classifyError(deadline.signal.reason)
           : classifyError(e);
-        // The host only: webhook paths often carry a token.
-        options.log.debug('delivery failed', { host, address, errorKind: kind, error: message });
+        const detail = e instanceof DeliveryFailure ? e.detail : undefined;
+        // The host only: webhook paths often carry a token. A refusal's detail (the addresses a name
+        // resolved to) is kept from the result, so the operator's log is where it goes.
+        if (detail) options.log.info('delivery refused', { host, errorKind: kind, detail });
+        else options.log.debug('delivery failed', { host, address, errorKind: kind, error: message });
         return {
           ok: false,
           errorKind: kind,

@@ -170,7 +170,22 @@ describe('vetting every resolved address', () => {
       ['10.0.0.1', '8.8.8.8'],
       ['2606:4700::1', 'fd00::1'],
     ])
-      expect(() => vetAddresses('mixed.example', answer, strict, false)).toThrow(/not a public address/);
+      expect(() => vetAddresses('mixed.example', answer, strict, false)).toThrow(
+        /resolves to a refused \(non-public\) address/,
+      );
+  });
+
+  it('names the resolved addresses in the detail for the log, never in the message a tenant sees', () => {
+    try {
+      vetAddresses('inside.example', ['8.8.8.8', '10.1.2.3'], strict, false);
+    } catch (e) {
+      const failure = e as DeliveryFailure;
+      expect(failure.message).not.toContain('10.1.2.3');
+      expect(failure.message).not.toContain('8.8.8.8');
+      expect(failure.detail).toContain('inside.example resolves to 8.8.8.8, 10.1.2.3: 10.1.2.3');
+      return;
+    }
+    throw new Error('expected a refusal');
   });
 
   it('pins an IPv4 answer when there is one, with the name for SNI', () => {
