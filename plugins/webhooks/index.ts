@@ -15,7 +15,7 @@ import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
 import { createEventCache } from './pipeline/loader.ts';
 import { retentionWorker } from './pipeline/retention.ts';
 import { createRouter } from './pipeline/router.ts';
-import { TEST_EVENT_RATE_LIMIT } from './schema.ts';
+import { RESEND_RATE_LIMIT, TEST_EVENT_RATE_LIMIT } from './schema.ts';
 import { createHeaderOpener, customHeadersSealed } from './store/custom-headers.ts';
 import { createOperatorStore } from './store/deliveries.ts';
 import { createWebhookStore } from './store/webhooks.ts';
@@ -38,6 +38,12 @@ export interface WebhooksOptions {
    * events of one request. @default { perMinute: 10, burst: 50 }
    */
   testEventRateLimit?: { perMinute?: number; burst?: number };
+  /**
+   * The rate limit of resends per organization and replica: each `.../deliveries/{id}/resend` and each
+   * `.../recover` call takes one token (a recover resends at most 1000 deliveries). Past it: 429 with
+   * Retry-After. @default { perMinute: 60, burst: 20 }
+   */
+  resendRateLimit?: { perMinute?: number; burst?: number };
   /** Cache-Control max-age of the verification key set, in seconds. @default 300 */
   jwksMaxAgeSeconds?: number;
   /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
@@ -88,6 +94,15 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         capacity: testEvents.burst,
         perMinute: testEvents.perMinute,
       });
+      const resends = {
+        perMinute: options.resendRateLimit?.perMinute ?? RESEND_RATE_LIMIT.perMinute,
+        burst: options.resendRateLimit?.burst ?? RESEND_RATE_LIMIT.burst,
+      };
+      const resendBuckets = createTokenBuckets({
+        clock: ctx.clock,
+        capacity: resends.burst,
+        perMinute: resends.perMinute,
+      });
       const recorder = createAttemptRecorder(ctx.storage);
       const events = createEventCache();
       const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
@@ -132,7 +147,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
           .use(jwksRoutes(ctx, buckets, options.jwksMaxAgeSeconds ?? 300))
           .use(webhookRoutes(ctx, store, openHeaders))
           .use(triggerRoutes(ctx, store))
-          .use(operatorRoutes(ctx, store, operator))
+          .use(operatorRoutes(ctx, store, operator, { buckets: resendBuckets, ...resends }))
           .use(testEventRoutes(ctx, { buckets: testEventBuckets, ...testEvents })),
         workers,
         sealed: [customHeadersSealed],
