@@ -57,6 +57,11 @@ const RESERVED_HEADERS = new Set([
  */
 export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery {
   const policy = createSsrfPolicy(options.allowPrivate);
+  // One line at start naming every exception to the SSRF guard, so an allowance is never silent.
+  if (options.allowPrivate.length)
+    options.log.warn('deliveries may reach these private ranges (DELIVERY_ALLOW_PRIVATE)', {
+      allowPrivate: options.allowPrivate,
+    });
   const hostMap = new Map(Object.entries(options.hostMap).map(([host, ip]) => [bareHost(host), ip.trim()]));
   const defaultMax = options.maxResponseBytes ?? 65_536;
   const userAgent = options.userAgent ?? 'identity-service-webhooks/0.1';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'bun:test';
 import { DeliveryFailure } from '../../adapters/fetch-delivery/errors.ts';
+import { createFetchDelivery } from '../../adapters/fetch-delivery/index.ts';
 import { vetAddresses } from '../../adapters/fetch-delivery/resolve.ts';
+import { createLogger } from '../../core/log.ts';
 import {
   bareHost,
   classifyAddress,
@@ -212,5 +214,28 @@ describe('vetting every resolved address', () => {
       return;
     }
     throw new Error('expected a refusal');
+  });
+});
+
+describe('the allowances at start', () => {
+  const started = (allowPrivate: string[]) => {
+    const lines: Array<{ level: string; msg: string; allowPrivate?: string[] }> = [];
+    const log = createLogger('debug', {}, (line) => lines.push(JSON.parse(line)));
+    void createFetchDelivery({ allowPrivate, hostMap: {}, log }).close();
+    return lines;
+  };
+
+  it('logs every allowed private range in one warn line', () => {
+    expect(started(['127.0.0.0/8', '::1/128'])).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'deliveries may reach these private ranges (DELIVERY_ALLOW_PRIVATE)',
+        allowPrivate: ['127.0.0.0/8', '::1/128'],
+      }),
+    ]);
+  });
+
+  it('logs nothing when no private range is allowed', () => {
+    expect(started([])).toEqual([]);
   });
 });
