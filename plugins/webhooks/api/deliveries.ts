@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { CoreErrors } from '../../../core/errors.ts';
 import { isRfc3339 } from '../../../core/events/formats.ts';
 import {
   ErrorEnvelopeSchema,
@@ -30,11 +30,7 @@ const PageMeta = v.object({
 
 function checkDeliveryId(id: string): string {
   if (!isUuid(id))
-    throw new ServiceError(
-      400,
-      CoreErrors.VALIDATION,
-      `path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`,
-    );
+    throw CoreErrors.VALIDATION(`path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`);
   return id.toLowerCase();
 }
 
@@ -48,9 +44,7 @@ function sinceOf(text: string): number {
     ? Date.parse(text.toUpperCase().replace(/(T\d\d:\d\d:)60/, (_, hm: string) => `${hm}59`))
     : Number.NaN;
   if (Number.isNaN(ms))
-    throw new ServiceError(
-      400,
-      CoreErrors.VALIDATION,
+    throw CoreErrors.VALIDATION(
       `body.since: must be an RFC 3339 time such as 2026-01-02T03:04:05Z, with an offset (got ${JSON.stringify(text)})`,
     );
   return ms;
@@ -77,11 +71,8 @@ export function operatorRoutes(
   const takeResend = (orgId: string) => {
     const take = limit.buckets.take(orgId);
     if (!take.ok)
-      throw new ServiceError(
-        429,
-        CoreErrors.RATE_LIMITED,
+      throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
         `resends of organization ${orgId} are limited to ${limit.perMinute} a minute (bursts of ${limit.burst}), counting each resend and recover call: retry after ${take.retryAfterSeconds} s`,
-        { headers: { 'retry-after': String(take.retryAfterSeconds) } },
       );
   };
   return new Elysia()
@@ -93,10 +84,7 @@ export function operatorRoutes(
         await webhooks.get(org.id, id);
         const limit = query.limit === undefined ? OPERATOR_LIMITS.defaultPage : Number(query.limit);
         if (limit < 1 || limit > OPERATOR_LIMITS.page)
-          throw badRequest(
-            CoreErrors.VALIDATION,
-            `query.limit: must be an integer from 1 to ${OPERATOR_LIMITS.page}`,
-          );
+          throw CoreErrors.VALIDATION(`query.limit: must be an integer from 1 to ${OPERATOR_LIMITS.page}`);
         const page = await deliveries.list(org.id, id, { limit, status: query.status, cursor: query.cursor });
         return {
           meta: { cursor_pagination: { limit, cursor: page.cursor, total_count: page.total } },
