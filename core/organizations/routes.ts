@@ -3,10 +3,11 @@ import * as v from 'valibot';
 import { CoreErrors } from '../errors.ts';
 import type { OrgAuth } from '../http/auth.ts';
 import { errorResponses, ok, resultOf } from '../http/envelope.ts';
+import { uuidString } from '../ids.ts';
 import type { Organization, OrganizationStore } from './store.ts';
 
 const OrganizationSchema = v.object({
-  id: v.pipe(v.string(), v.uuid()),
+  id: uuidString(),
   org_name: v.string(),
   tenant_name: v.string(),
   created_at: v.pipe(v.string(), v.isoTimestamp()),
