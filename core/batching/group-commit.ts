@@ -35,6 +35,14 @@ type Waiting<T, R> = { item: T; resolve: (r: R) => void; reject: (e: unknown) =>
  * one lingers) are written together by the next one. One commit then serves many callers, so a hot
  * path that must see its write committed is not bounded by one commit each (about a thousand a second
  * on Postgres). When a batch fails, its items are written one by one, so only the item at fault fails.
+ *
+ * @example
+ * const attempts = createGroupCommit<Attempt>({
+ *   storage,
+ *   write: async (tx, items) => { await tx.db.insert(attemptsTable).values(items); return items.map(() => undefined); },
+ *   ...batchingFor(storage),
+ * });
+ * await attempts.add(attempt); // resolves once its batch has committed
  */
 export function createGroupCommit<T, R = void>(options: GroupCommitOptions<T, R>) {
   const { storage } = options;
