@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import * as v from 'valibot';
+import { isTooWideAllowance, WIDEST_ALLOWANCE } from './net/address.ts';
 
 /** Reads the process environment once; everything else receives the resulting `Config`. */
 export type Env = Record<string, string | undefined>;
@@ -256,6 +257,11 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     if (twice.length)
       problems.push(`MASTER_KEY must give each key once, under its own id (repeated: ${twice.join(', ')})`);
   }
+  const wide = e.NODE_ENV === 'development' ? [] : list(e.DELIVERY_ALLOW_PRIVATE).filter(isTooWideAllowance);
+  if (wide.length)
+    problems.push(
+      `DELIVERY_ALLOW_PRIVATE must name ranges no wider than /${WIDEST_ALLOWANCE.ipv4} (IPv4) or /${WIDEST_ALLOWANCE.ipv6} (IPv6) unless NODE_ENV=development (got ${wide.join(', ')})`,
+    );
   let extraCaPem: string | undefined;
   if (e.NODE_EXTRA_CA_CERTS) {
     try {

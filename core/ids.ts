@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+
 /** UUID v7 (RFC 9562): 48-bit Unix milliseconds, then random bits; time-ordered, so index-friendly. */
 export function uuidv7(nowMs: number = Date.now()): string {
   const b = new Uint8Array(16);
@@ -13,8 +15,21 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: string): boolean => UUID_RE.test(s);
+/**
+ * The one UUID rule of the service: the RFC 9562 text form, 8-4-4-4-12 hex digits of any version and
+ * either case. Request checks, schemas (`uuidString`) and event payloads all use it.
+ */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** @example isUuid('0190a5b4-7c6d-7e8f-9a0b-1c2d3e4f5a6b') // true */
+export const isUuid = (s: string): boolean => UUID_PATTERN.test(s);
+
+/**
+ * A valibot schema of a string that `isUuid` accepts (a `pattern` in the OpenAPI document).
+ *
+ * @example v.object({ id: uuidString() })
+ */
+export const uuidString = (message = 'must be a UUID') => v.pipe(v.string(), v.regex(UUID_PATTERN, message));
 
 export function base64url(bytes: Uint8Array): string {
   let s = '';

@@ -4,12 +4,42 @@
  * The package ships TypeScript source: Bun and Deno run it as is, Node through a TypeScript loader.
  */
 
+// Tools every plugin may use: batching of reads and writes, per-key rate limits, address checks.
+export { createBatchLoader } from './batching/batch-loader.ts';
+export {
+  batchingFor,
+  createGroupCommit,
+  type GroupCommit,
+  type GroupCommitOptions,
+} from './batching/group-commit.ts';
 // Capabilities and hook points shared by the built-in plugins.
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export { type Config, ConfigError, type Env } from './config.ts';
+export {
+  type Capability,
+  type CapabilityMap,
+  defineCapability,
+  type Implementations,
+  type Provision,
+} from './contract/capabilities.ts';
+export {
+  defineHook,
+  type HookAttachment,
+  type HookHandler,
+  type HookPoint,
+  type Hooks,
+} from './contract/hooks.ts';
+export { envInteger, envRate, envText, type Rate, type SettingsSchema } from './contract/settings.ts';
 export type { SealedColumn } from './db/reseal.ts';
 // Errors, configuration and logging.
-export { badRequest, conflict, notFound, ServiceError } from './errors.ts';
+export {
+  defineErrors,
+  type ErrorCodeOf,
+  type ErrorSpec,
+  type ErrorTable,
+  ServiceError,
+  type ServiceErrorOptions,
+} from './errors.ts';
 // Events.
 export type {
   EventMembers,
@@ -25,8 +55,9 @@ export { ok } from './http/envelope.ts';
 export type { HeaderNames } from './http/headers.ts';
 export { parseOrThrow } from './http/validation.ts';
 // Identifiers and secrets.
-export { constantTimeEqual, isUuid, randomSecret, uuidv7 } from './ids.ts';
+export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
 export type { LogFields, Logger } from './log.ts';
+export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
 // The plugin contract.
 export {
   definePlugin,
@@ -38,21 +69,6 @@ export {
   type ServiceDefinition,
   type Worker,
 } from './plugin.ts';
-export {
-  type Capability,
-  type CapabilityMap,
-  defineCapability,
-  type Implementations,
-  type Provision,
-} from './plugins/capabilities.ts';
-export {
-  defineHook,
-  type HookAttachment,
-  type HookHandler,
-  type HookPoint,
-  type Hooks,
-} from './plugins/hooks.ts';
-export { envInteger, envRate, envText, type Rate, type SettingsSchema } from './plugins/settings.ts';
 // Ports.
 export type { Clock } from './ports/clock.ts';
 export {
@@ -77,6 +93,12 @@ export type {
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
+export {
+  createTokenBuckets,
+  type TakeResult,
+  type TokenBucketOptions,
+  type TokenBuckets,
+} from './rate-limit.ts';
 export {
   beforeTokenIssued,
   type TokenAuthentication,

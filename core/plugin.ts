@@ -1,14 +1,14 @@
 import type { AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
+import type { Capability, CapabilityMap, Implementations, Provision } from './contract/capabilities.ts';
+import type { HookAttachment, HookPoint, Hooks } from './contract/hooks.ts';
+import type { SettingsSchema } from './contract/settings.ts';
 import type { SealedColumn } from './db/reseal.ts';
 import type { EventName, EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import type { OrganizationStore } from './organizations/store.ts';
-import type { Capability, CapabilityMap, Implementations, Provision } from './plugins/capabilities.ts';
-import type { HookAttachment, HookPoint, Hooks } from './plugins/hooks.ts';
-import type { SettingsSchema } from './plugins/settings.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
@@ -16,14 +16,14 @@ import type { SecretBox } from './ports/secret-box.ts';
 import type { Signer } from './ports/signer.ts';
 import type { MigrationSet, Storage } from './ports/storage.ts';
 
-export { type Capability, defineCapability, type Provision } from './plugins/capabilities.ts';
+export { type Capability, defineCapability, type Provision } from './contract/capabilities.ts';
 export {
   defineHook,
   type HookAttachment,
   type HookHandler,
   type HookPoint,
   type Hooks,
-} from './plugins/hooks.ts';
+} from './contract/hooks.ts';
 
 /** What every plugin receives: the ports, configuration, and the shared HTTP pieces. */
 export interface ServiceContext {

@@ -1,5 +1,8 @@
 import type { ElysiaAdapter } from 'elysia';
 import { type Config, ConfigError } from './config.ts';
+import { type Capability, type CapabilityMap, createCapabilityRegistry } from './contract/capabilities.ts';
+import { createHookRegistry, hooksOf } from './contract/hooks.ts';
+import { readSettings } from './contract/settings.ts';
 import { migrate } from './db/migrate.ts';
 import { resealColumn, type SealedColumn } from './db/reseal.ts';
 import { createEventPublisher } from './events/publisher.ts';
@@ -19,9 +22,6 @@ import {
   type ServiceDefinition,
   type Worker,
 } from './plugin.ts';
-import { type Capability, type CapabilityMap, createCapabilityRegistry } from './plugins/capabilities.ts';
-import { createHookRegistry, hooksOf } from './plugins/hooks.ts';
-import { readSettings } from './plugins/settings.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';

@@ -1,15 +1,21 @@
 import type { DeliveryErrorKind } from '../../core/ports/http-delivery.ts';
 
-/** A delivery stage failed for a known reason; `post` turns it into a result, never lets it escape. */
+/**
+ * A delivery stage failed for a known reason; `post` turns it into a result, never lets it escape. The
+ * message goes to the result (and so to the tenant); `detail`, when given, goes to the operator's log only.
+ */
 export class DeliveryFailure extends Error {
   constructor(
     readonly kind: DeliveryErrorKind,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; detail?: string },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DeliveryFailure';
+    this.detail = options?.detail;
   }
+  /** What only the operator may see, such as the private address a host resolved to. */
+  readonly detail: string | undefined;
 }
 
 // Certificate verification codes from OpenSSL (as Node, Deno and Bun report them), plus the TLS error

@@ -1,9 +1,9 @@
 import type { Logger } from '../../core/log.ts';
+import { bareHost, createSsrfPolicy } from '../../core/net/address.ts';
 import type { DeliveryRequest, DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
 import { classifyError, DeliveryFailure } from './errors.ts';
 import { resolveAndVet } from './resolve.ts';
 import { detectRuntime, type Runtime } from './runtime.ts';
-import { bareHost, createSsrfPolicy } from './ssrf.ts';
 import type { Transport, TransportOptions } from './transport.ts';
 
 export {
@@ -12,7 +12,7 @@ export {
   isIpLiteralHost,
   isLocalhostName,
   isPublicAddress,
-} from './ssrf.ts';
+} from '../../core/net/address.ts';
 
 /** Options of the fetch-delivery adapter. */
 export interface FetchDeliveryOptions {
@@ -57,6 +57,11 @@ const RESERVED_HEADERS = new Set([
  */
 export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery {
   const policy = createSsrfPolicy(options.allowPrivate);
+  // One line at start naming every exception to the SSRF guard, so an allowance is never silent.
+  if (options.allowPrivate.length)
+    options.log.warn('deliveries may reach these private ranges (DELIVERY_ALLOW_PRIVATE)', {
+      allowPrivate: options.allowPrivate,
+    });
   const hostMap = new Map(Object.entries(options.hostMap).map(([host, ip]) => [bareHost(host), ip.trim()]));
   const defaultMax = options.maxResponseBytes ?? 65_536;
   const userAgent = options.userAgent ?? 'identity-service-webhooks/0.1';
@@ -120,8 +125,11 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
         const { kind, message } = deadline.signal.aborted
           ? classifyError(deadline.signal.reason)
           : classifyError(e);
-        // The host only: webhook paths often carry a token.
-        options.log.debug('delivery failed', { host, address, errorKind: kind, error: message });
+        const detail = e instanceof DeliveryFailure ? e.detail : undefined;
+        // The host only: webhook paths often carry a token. A refusal's detail (the addresses a name
+        // resolved to) is kept from the result, so the operator's log is where it goes.
+        if (detail) options.log.info('delivery refused', { host, errorKind: kind, detail });
+        else options.log.debug('delivery failed', { host, address, errorKind: kind, error: message });
         return {
           ok: false,
           errorKind: kind,

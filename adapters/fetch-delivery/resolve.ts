@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
+import { bareHost, classifyAddress, type SsrfPolicy } from '../../core/net/address.ts';
 import { DeliveryFailure } from './errors.ts';
-import { bareHost, classifyAddress, type SsrfPolicy } from './ssrf.ts';
 
 /** Where a delivery may connect: the vetted address and the name to present to the receiver. */
 export interface VettedTarget {
@@ -28,7 +28,8 @@ export async function resolveAndVet(
 
 /**
  * Refuses the host unless every address passes the policy: a name that answers with one public and one
- * private address must not get through on the lucky pick. Throws a DeliveryFailure ('ssrf_refused').
+ * private address must not get through on the lucky pick. Throws a DeliveryFailure ('ssrf_refused')
+ * whose message names no resolved address (the detail, for the log, does).
  *
  * @example vetAddresses('x.example', ['8.8.8.8', '10.0.0.1'], createSsrfPolicy([]), false) // throws
  */
@@ -41,13 +42,18 @@ export function vetAddresses(
   const verdicts = addresses.map((a) => policy.check(a));
   const refused = verdicts.find((v) => !v.allowed);
   if (refused) {
-    const subject = literal
-      ? `${host}${host === refused.address ? '' : ` (${refused.address})`}`
-      : `${host} resolves to ${addresses.join(', ')}: ${refused.address}`;
+    const why = `is not a public address (${refused.range}) and no allowPrivate (DELIVERY_ALLOW_PRIVATE) range covers it`;
+    // A literal is what the tenant wrote; a name's answer is the operator's network: the tenant learns
+    // that it was refused, the log learns where it pointed.
+    if (literal)
+      throw new DeliveryFailure(
+        'ssrf_refused',
+        `${host}${host === refused.address ? '' : ` (${refused.address})`} ${why}`,
+      );
     throw new DeliveryFailure(
       'ssrf_refused',
-      `${subject} is not a public address (${refused.range}) and no allowPrivate ` +
-        '(DELIVERY_ALLOW_PRIVATE) range covers it',
+      `${host} resolves to a refused (non-public) address; deliveries reach public addresses only`,
+      { detail: `${host} resolves to ${addresses.join(', ')}: ${refused.address} ${why}` },
     );
   }
   if (verdicts.length === 0) throw new DeliveryFailure('dns', `${host} has no addresses`);

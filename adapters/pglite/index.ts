@@ -37,6 +37,7 @@ export async function createPgliteStorage(
   let closed = false;
   return {
     kind: 'pglite',
+    writeConcurrency: 1,
     client,
     db,
     ...drizzleOps(db, (result) => (result as { rows: unknown[] }).rows),

@@ -28,9 +28,10 @@ export async function createPostgresStorage(
     throw new TypeError(`connectDeadlineMs must be a positive number of milliseconds, not ${deadlineMs}`);
   }
   // search_path may name a schema that does not exist yet: Postgres resolves it again once firstContact creates it.
+  const max = options.max ?? 20;
   const client = postgres(options.url, {
     onnotice: () => {},
-    max: options.max ?? 20,
+    max,
     connect_timeout: 10,
     ...(options.schema ? { connection: { search_path: options.schema } } : {}),
   });
@@ -38,6 +39,7 @@ export async function createPostgresStorage(
   const db = drizzle({ client }) as unknown as Database;
   return {
     kind: 'postgres',
+    writeConcurrency: max,
     client,
     db,
     ...drizzleOps(db, (result) => result as unknown[]),

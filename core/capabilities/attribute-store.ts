@@ -1,4 +1,4 @@
-import { defineCapability } from '../plugins/capabilities.ts';
+import { defineCapability } from '../contract/capabilities.ts';
 
 /**
  * The deployment's own access to organizations' attribute buckets, provided by the attributes plugin:

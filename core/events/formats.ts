@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { uuidString } from '../ids.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
 
 // The scalar formats event payloads are made of. Protobuf scalars travel as JSON numbers here (the way
@@ -11,7 +12,7 @@ export const text = () => v.string();
 export const identifier = () => v.pipe(v.string(), v.nonEmpty('must not be empty'));
 
 /** A UUID, where the spec says `string (UUID)`. */
-export const uuid = () => v.pipe(v.string(), v.uuid('must be a UUID'));
+export const uuid = () => uuidString('must be a UUID');
 
 /** An IPv4 or IPv6 address (no port, no brackets). */
 export const ipAddress = () => v.pipe(v.string(), v.ip('must be an IPv4 or IPv6 address'));

@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { ServiceError } from '../errors.ts';
 import { formatIssues } from '../http/validation.ts';
 import { isUuid, uuidv7 } from '../ids.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -57,18 +56,9 @@ export interface BuildEventInput {
  */
 export function buildEvent(definition: EventDefinition, input: BuildEventInput): ServiceEvent {
   const parsed = v.safeParse(definition.schema, input.members);
-  if (!parsed.success)
-    throw new ServiceError(
-      400,
-      EventErrors.INVALID_EVENT_PAYLOAD,
-      formatIssues(definition.name, parsed.issues),
-    );
+  if (!parsed.success) throw EventErrors.INVALID_EVENT_PAYLOAD(formatIssues(definition.name, parsed.issues));
   if (input.eventId !== undefined && !isUuid(input.eventId))
-    throw new ServiceError(
-      400,
-      EventErrors.INVALID_EVENT_ID,
-      `event_id: must be a UUID (got ${JSON.stringify(input.eventId)})`,
-    );
+    throw EventErrors.INVALID_EVENT_ID(input.eventId);
   const now = input.clock.now();
   // A root organization is its own root: organizations have no parent in this service (yet).
   const event_metadata: EventMetadata = {

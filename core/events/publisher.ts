@@ -1,4 +1,3 @@
-import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { EventBus, JsonValue, OutgoingMessage } from '../ports/event-bus.ts';
@@ -44,12 +43,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
     publishOptions: { tx?: Transaction; isTest?: boolean } = {},
   ): Promise<ServiceEvent> => {
     const definition = eventDefinition(eventName);
-    if (!definition)
-      throw new ServiceError(
-        400,
-        EventErrors.UNKNOWN_EVENT,
-        `event_name: ${JSON.stringify(eventName)} is not an event of the catalogue`,
-      );
+    if (!definition) throw EventErrors.UNKNOWN_EVENT(eventName);
     const event = buildEvent(definition, { orgId, members, clock, isTest: publishOptions.isTest });
     await bus.publish(EVENTS_TOPIC, [toMessage(event)], { tx: publishOptions.tx });
     if (log.enabled('debug'))

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { OrganizationStore } from '../organizations/store.ts';
 import { MUTATING, parseConsistency } from './consistency.ts';
@@ -18,10 +18,9 @@ const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…`
 function orgIdOf(headers: Headers, names: HeaderNames): string {
   const orgId = headers.get(names.orgId);
   if (orgId === null || orgId.trim() === '')
-    throw badRequest(CoreErrors.MISSING_ORG_ID, `header ${names.orgId} is required`);
+    throw CoreErrors.MISSING_ORG_ID(`header ${names.orgId} is required`);
   if (!isUuid(orgId.trim()))
-    throw badRequest(
-      CoreErrors.MISSING_ORG_ID,
+    throw CoreErrors.MISSING_ORG_ID(
       `header ${names.orgId} must be an organization ID (a UUID); got ${JSON.stringify(shown(orgId))}`,
     );
   return orgId.trim().toLowerCase();
@@ -40,21 +39,11 @@ export function orgAuth(deps: OrgAuthDeps) {
       async resolve({ request }) {
         const orgId = orgIdOf(request.headers, names);
         const key = request.headers.get(names.apiKey);
-        if (key === null || key === '')
-          throw new ServiceError(401, CoreErrors.MISSING_API_KEY, `header ${names.apiKey} is required`);
+        if (key === null || key === '') throw CoreErrors.MISSING_API_KEY(names.apiKey);
         const check = await orgs.checkKey(key.trim());
-        if (!check.ok)
-          throw new ServiceError(
-            401,
-            CoreErrors.INVALID_API_KEY,
-            `the ${names.apiKey} is not a valid API key`,
-          );
+        if (!check.ok) throw CoreErrors.INVALID_API_KEY(names.apiKey);
         if (check.orgId !== orgId) {
-          throw new ServiceError(
-            403,
-            CoreErrors.WRONG_ORGANIZATION,
-            `the ${names.apiKey} does not belong to organization ${orgId}`,
-          );
+          throw CoreErrors.WRONG_ORGANIZATION(names.apiKey, orgId);
         }
         // Checked once the caller is known, so 401 and 403 (and 404, before any route) come first.
         if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
@@ -64,8 +53,7 @@ export function orgAuth(deps: OrgAuthDeps) {
     orgOnly: {
       async resolve({ request }) {
         const orgId = orgIdOf(request.headers, names);
-        if (!(await orgs.get(orgId)))
-          throw new ServiceError(404, 'ORGANIZATION_NOT_FOUND', `no organization ${orgId}`);
+        if (!(await orgs.get(orgId))) throw CoreErrors.ORGANIZATION_NOT_FOUND(orgId);
         return { org: { id: orgId } };
       },
     },

@@ -1,4 +1,4 @@
-import { badRequest, CoreErrors } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 
 /** How deeply request bodies may nest arrays and objects. */
 export const MAX_BODY_DEPTH = 64;
@@ -21,8 +21,7 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
  */
 export function checkBodyDepth(body: unknown): void {
   if (nestsDeeperThan(body, MAX_BODY_DEPTH))
-    throw badRequest(
-      CoreErrors.BODY_TOO_DEEP,
+    throw CoreErrors.BODY_TOO_DEEP(
       `request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`,
     );
 }

@@ -1,7 +1,6 @@
-import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 
-const tooLarge = (limit: number) =>
-  new ServiceError(413, CoreErrors.BODY_TOO_LARGE, `request body is larger than the limit of ${limit} bytes`);
+const tooLarge = (limit: number) => CoreErrors.BODY_TOO_LARGE(limit);
 
 /**
  * Caps a request body at `limit` bytes, declared or streamed: a declared length above it is refused at
@@ -12,8 +11,7 @@ export function limitRequestBody(request: Request, limit: number): Request {
   const declared = request.headers.get('content-length');
   if (declared !== null) {
     if (!/^\s*\d+\s*$/.test(declared))
-      throw badRequest(
-        CoreErrors.INVALID_CONTENT_LENGTH,
+      throw CoreErrors.INVALID_CONTENT_LENGTH(
         'header content-length must be a non-negative integer number of bytes',
       );
     if (Number(declared) > limit) throw tooLarge(limit);

@@ -1,4 +1,4 @@
-import { badRequest, CoreErrors, ServiceError } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 import type { HeaderNames } from './headers.ts';
 
 /** The methods that change state: they carry the consistency headers. */
@@ -21,8 +21,7 @@ export function parseConsistency(headers: Headers, names: HeaderNames): Consiste
   const level = headers.get(names.consistency);
   const timeout = headers.get(names.consistencyTimeout);
   if (level !== null && level !== 'local_region' && level !== 'all_regions') {
-    throw badRequest(
-      CoreErrors.INVALID_CONSISTENCY,
+    throw CoreErrors.INVALID_CONSISTENCY(
       `header ${names.consistency} must be local_region or all_regions (got ${JSON.stringify(level)})`,
     );
   }
@@ -30,8 +29,7 @@ export function parseConsistency(headers: Headers, names: HeaderNames): Consiste
   if (timeout !== null) {
     const t = timeout.trim();
     if (!/^\d{1,3}$/.test(t) || Number(t) < 1 || Number(t) > 120) {
-      throw badRequest(
-        CoreErrors.INVALID_CONSISTENCY,
+      throw CoreErrors.INVALID_CONSISTENCY(
         `header ${names.consistencyTimeout} must be an integer number of seconds from 1 to 120 (got ${JSON.stringify(timeout)})`,
       );
     }
@@ -58,9 +56,7 @@ export async function withConsistency<T>(
   // The whole timeout went before the write could start (authentication waited on a busy database, say):
   // answer 408 at once and write nothing, rather than let a write that then runs quickly answer late.
   if (remaining <= 0)
-    throw new ServiceError(
-      408,
-      CoreErrors.CONSISTENCY_TIMEOUT,
+    throw CoreErrors.CONSISTENCY_TIMEOUT(
       `the timeout of ${consistency.timeoutMs / 1000} s passed before the write could start; nothing was written`,
     );
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -69,9 +65,7 @@ export async function withConsistency<T>(
     timer = setTimeout(
       () =>
         reject(
-          new ServiceError(
-            408,
-            CoreErrors.CONSISTENCY_TIMEOUT,
+          CoreErrors.CONSISTENCY_TIMEOUT(
             `the write did not reach ${consistency.level} consistency within ${consistency.timeoutMs / 1000} s; it may still be applied`,
           ),
         ),

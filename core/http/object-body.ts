@@ -1,4 +1,4 @@
-import { badRequest, CoreErrors } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 
 /**
  * A route's `transform` for bodies that must be JSON objects: valibot's `object` takes an array for
@@ -7,6 +7,5 @@ import { badRequest, CoreErrors } from '../errors.ts';
  * @example .patch('/things/:id', handler, { parse: 'json', transform: refuseArrayBody, body: PatchSchema })
  */
 export function refuseArrayBody({ body }: { body: unknown }): void {
-  if (Array.isArray(body))
-    throw badRequest(CoreErrors.VALIDATION, 'body: must be a JSON object, not an array');
+  if (Array.isArray(body)) throw CoreErrors.VALIDATION('body: must be a JSON object, not an array');
 }

@@ -1,4 +1,4 @@
-import { badRequest, CoreErrors } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 
 /** The origin given to requests whose Host cannot make a URL: routing only needs the path. */
 const FALLBACK_ORIGIN = 'http://localhost';
@@ -29,8 +29,7 @@ export function routableRequest(request: Request): Request {
   const start = pathStart(url);
   if (start >= 11 && URL.canParse(url)) return request;
   const target = FALLBACK_ORIGIN + (start < 0 ? '/' : url.slice(start));
-  if (!URL.canParse(target))
-    throw badRequest(CoreErrors.INVALID_REQUEST_TARGET, 'the request target is not a valid URL path');
+  if (!URL.canParse(target)) throw CoreErrors.INVALID_REQUEST_TARGET();
   return new Request(target, {
     method: request.method,
     headers: request.headers,

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { badRequest, CoreErrors } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 
 interface IssueLike {
   message: string;
@@ -43,6 +43,6 @@ export function parseOrThrow<S extends v.GenericSchema>(
   on: string,
 ): v.InferOutput<S> {
   const result = v.safeParse(schema, value);
-  if (!result.success) throw badRequest(CoreErrors.VALIDATION, formatIssues(on, result.issues));
+  if (!result.success) throw CoreErrors.VALIDATION(formatIssues(on, result.issues));
   return result.output;
 }

@@ -1,12 +1,13 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { ServiceError } from '../errors.ts';
+import { CoreErrors } from '../errors.ts';
 import type { OrgAuth } from '../http/auth.ts';
 import { errorResponses, ok, resultOf } from '../http/envelope.ts';
+import { uuidString } from '../ids.ts';
 import type { Organization, OrganizationStore } from './store.ts';
 
 const OrganizationSchema = v.object({
-  id: v.pipe(v.string(), v.uuid()),
+  id: uuidString(),
   org_name: v.string(),
   tenant_name: v.string(),
   created_at: v.pipe(v.string(), v.isoTimestamp()),
@@ -25,7 +26,7 @@ export const organizationRoutes = (orgs: OrganizationStore, auth: OrgAuth) =>
     '/organizations',
     async ({ org }) => {
       const found = await orgs.get(org.id);
-      if (!found) throw new ServiceError(404, 'ORGANIZATION_NOT_FOUND', `no organization ${org.id}`);
+      if (!found) throw CoreErrors.ORGANIZATION_NOT_FOUND(org.id);
       return ok(toOrganizationJson(found));
     },
     {

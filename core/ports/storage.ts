@@ -34,6 +34,14 @@ export type NotificationHandler = (payload: string) => void;
  */
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * Statements the database can usefully run at once for this process: 1 when every statement runs
+   * one after another on a single connection (PGlite, on this process's thread, so nothing else
+   * arrives while one runs), the pool size for a connection pool (Postgres). Batching code reads this
+   * instead of asking which adapter it has: one writer that lingers for a batch to form, or several
+   * writers that never make an item wait for a whole batch.
+   */
+  readonly writeConcurrency: number;
   readonly db: Database;
   /** Runs raw SQL outside any transaction and returns its rows. */
   query<R = Record<string, unknown>>(statement: SQL): Promise<R[]>;

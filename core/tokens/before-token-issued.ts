@@ -1,4 +1,4 @@
-import { defineHook } from '../plugins/hooks.ts';
+import { defineHook } from '../contract/hooks.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
 
 /** One authentication that led to the token, as the `token_minted` hook's `trigger_content` lists it. */

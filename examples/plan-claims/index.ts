@@ -4,10 +4,10 @@ import {
   beforeTokenIssued,
   consistentWrite,
   defineCapability,
+  defineErrors,
   definePlugin,
   envText,
   ok,
-  ServiceError,
   type Storage,
 } from 'identity-service/core';
 import * as v from 'valibot';
@@ -34,6 +34,11 @@ const settings = v.object({
     'must be a claim name of letters, digits and _ (1 to 64)',
     (s) => /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(s),
   ),
+});
+
+/** The plugin's error codes, each with its status and message. */
+export const PlanErrors = defineErrors({
+  PLAN_NOT_SET: { status: 404, message: 'this organization has set no plan' },
 });
 
 // Registered JWT claims and the service's own can never be set by a plugin.
@@ -99,8 +104,7 @@ export const planClaims = (options: PlanClaimsOptions = {}) =>
                 sql`delete from plan_claims_plans where org_id = ${org.id} returning org_id`,
               ),
             );
-            if (removed.length === 0)
-              throw new ServiceError(404, 'PLAN_NOT_SET', 'this organization has set no plan');
+            if (removed.length === 0) throw PlanErrors.PLAN_NOT_SET();
             set.status = 204;
           },
           { apiKey: true, detail: { summary: "Forget the organization's plan", tags: ['Plan claims'] } },

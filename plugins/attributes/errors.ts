@@ -1,30 +1,4 @@
-import { ServiceError } from '../../core/errors.ts';
-
-/** Error codes of the attributes plugin: stable, machine-readable, each raised with the status beside it. */
-export const AttributeErrors = {
-  /** 400: the body is not an object of attributes, or an attribute breaks a limit. */
-  INVALID_ATTRIBUTES: 'INVALID_ATTRIBUTES',
-  /** 400: the names to read or delete are unclear: a bad or unknown query parameter, or a body on DELETE. */
-  INVALID_NAMES: 'INVALID_NAMES',
-  /** 400: the write would leave more attributes in a bucket than it may hold. */
-  BUCKET_FULL: 'BUCKET_FULL',
-  /** 400: a custom bucket's name or settings break the rules. */
-  INVALID_BUCKET: 'INVALID_BUCKET',
-  /** 400: the organization already has as many custom buckets as it may. */
-  TOO_MANY_BUCKETS: 'TOO_MANY_BUCKETS',
-  /** 403: the organization may read this bucket but not write it (or not delete it). */
-  BUCKET_READ_ONLY: 'BUCKET_READ_ONLY',
-  /** 403: a standard bucket exists for every organization and cannot be deleted. */
-  BUCKET_STANDARD: 'BUCKET_STANDARD',
-  /** 403: the bucket belongs to another organization. */
-  BUCKET_OF_ANOTHER_ORGANIZATION: 'BUCKET_OF_ANOTHER_ORGANIZATION',
-  /** 404: no bucket of this name exists for the organization. */
-  BUCKET_NOT_FOUND: 'BUCKET_NOT_FOUND',
-  /** 409: a bucket of this name already exists for the organization. */
-  BUCKET_EXISTS: 'BUCKET_EXISTS',
-  /** 500: a stored value does not open: altered at rest, or sealed for another place. */
-  VALUE_UNREADABLE: 'VALUE_UNREADABLE',
-} as const;
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** A name as it appears in a message: quoted, and cut to its first 64 characters when longer than 80. */
 export function shown(name: string): string {
@@ -33,30 +7,56 @@ export function shown(name: string): string {
   return JSON.stringify(points.length > 80 ? `${points.slice(0, 64).join('')}…` : name);
 }
 
-export const bucketNotFound = (name: string) =>
-  new ServiceError(
-    404,
-    AttributeErrors.BUCKET_NOT_FOUND,
-    `no attribute bucket ${shown(name)} in this organization`,
-  );
+/** The message is the detail the throw site gives (the field and the rule): for codes of many messages. */
+const detail = (message: string) => message;
 
-export const bucketOfAnotherOrganization = (name: string) =>
-  new ServiceError(
-    403,
-    AttributeErrors.BUCKET_OF_ANOTHER_ORGANIZATION,
-    `attribute bucket ${shown(name)} belongs to another organization; this organization may not use it`,
-  );
+/** The error codes of the attributes plugin: stable, machine-readable, each with one HTTP status. */
+export const AttributeErrors = defineErrors({
+  /** The body is not an object of attributes, or an attribute breaks a limit. */
+  INVALID_ATTRIBUTES: { status: 400, message: detail },
+  /** The names to read or delete are unclear: a bad or unknown query parameter, or a body on DELETE. */
+  INVALID_NAMES: { status: 400, message: detail },
+  /** The write would leave more attributes in a bucket than it may hold. */
+  BUCKET_FULL: { status: 400, message: detail },
+  /** A custom bucket's name or settings break the rules. */
+  INVALID_BUCKET: { status: 400, message: detail },
+  /** The organization already has as many custom buckets as it may. */
+  TOO_MANY_BUCKETS: {
+    status: 400,
+    message: (count: number, max: number) =>
+      `this organization has ${count} custom buckets; the limit is ${max}`,
+  },
+  /** The organization may read this bucket but not write it (or not delete it). */
+  BUCKET_READ_ONLY: {
+    status: 403,
+    message: (name: string, what = 'written') =>
+      `attribute bucket ${shown(name)} is read-only for this organization: it may be read, not ${what}`,
+  },
+  /** A standard bucket exists for every organization and cannot be deleted. */
+  BUCKET_STANDARD: {
+    status: 403,
+    message: (name: string) =>
+      `attribute bucket ${shown(name)} is a standard bucket: it exists for every organization and cannot be deleted (DELETE /organizations/attributes/${name} empties it)`,
+  },
+  /** The bucket belongs to another organization. */
+  BUCKET_OF_ANOTHER_ORGANIZATION: {
+    status: 403,
+    message: (name: string) =>
+      `attribute bucket ${shown(name)} belongs to another organization; this organization may not use it`,
+  },
+  /** No bucket of this name exists for the organization. */
+  BUCKET_NOT_FOUND: {
+    status: 404,
+    message: (name: string) => `no attribute bucket ${shown(name)} in this organization`,
+  },
+  /** A bucket of this name already exists for the organization. */
+  BUCKET_EXISTS: { status: 409, message: detail },
+  /** A stored value does not open: altered at rest, or sealed for another place. */
+  VALUE_UNREADABLE: {
+    status: 500,
+    message: (key: string, bucket: string, why: string) =>
+      `attribute ${shown(key)} of bucket ${bucket} does not open: ${why}`,
+  },
+});
 
-export const bucketReadOnly = (name: string, what = 'written') =>
-  new ServiceError(
-    403,
-    AttributeErrors.BUCKET_READ_ONLY,
-    `attribute bucket ${shown(name)} is read-only for this organization: it may be read, not ${what}`,
-  );
-
-export const standardBucket = (name: string) =>
-  new ServiceError(
-    403,
-    AttributeErrors.BUCKET_STANDARD,
-    `attribute bucket ${shown(name)} is a standard bucket: it exists for every organization and cannot be deleted (DELETE /organizations/attributes/${name} empties it)`,
-  );
+export type AttributeErrorCode = ErrorCodeOf<typeof AttributeErrors>;

@@ -1,8 +1,7 @@
 import { type AttributeStoreApi, attributeStore } from '../../core/capabilities/attribute-store.ts';
-import { badRequest } from '../../core/errors.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts';
-import { AttributeErrors, bucketNotFound } from './errors.ts';
+import { AttributeErrors } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
 import { migrations } from './migrations/index.ts';
 import { attributeRoutes } from './routes.ts';
@@ -71,15 +70,13 @@ export const attributes = (options: AttributesOptions = {}) => {
           return Object.fromEntries(contents.get(bucket)!);
         },
         async write(orgId, bucket, attrs, mode = 'replace') {
-          if (!fixed.has(bucket) && !BUCKET_NAME_RE.test(bucket)) throw bucketNotFound(bucket);
+          if (!fixed.has(bucket) && !BUCKET_NAME_RE.test(bucket))
+            throw AttributeErrors.BUCKET_NOT_FOUND(bucket);
           const problems = new Problems();
           const prepared = prepareAttributes(attrs, 'attributes', problems);
           problems.throwIfAny();
           if (prepared.length > maxAttributesPerBucket)
-            throw badRequest(
-              AttributeErrors.BUCKET_FULL,
-              `at most ${maxAttributesPerBucket} attributes a bucket`,
-            );
+            throw AttributeErrors.BUCKET_FULL(`at most ${maxAttributesPerBucket} attributes a bucket`);
           await store.write(orgId, [{ bucket, mode, attributes: prepared }]);
         },
       };

@@ -1,4 +1,4 @@
-import { badRequest } from '../../core/errors.ts';
+import type { ServiceError } from '../../core/errors.ts';
 import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 import { AttributeErrors, shown } from './errors.ts';
 
@@ -44,11 +44,11 @@ export class Problems {
   get count(): number {
     return this.seen.size;
   }
-  throwIfAny(code: string = AttributeErrors.INVALID_ATTRIBUTES): void {
+  throwIfAny(raise: (message: string) => ServiceError = AttributeErrors.INVALID_ATTRIBUTES): void {
     if (this.seen.size === 0) return;
     const listed = [...this.seen].slice(0, MAX_LISTED);
     const more = this.seen.size - listed.length;
-    throw badRequest(code, listed.join('; ') + (more > 0 ? `; and ${more} more problems` : ''));
+    throw raise(listed.join('; ') + (more > 0 ? `; and ${more} more problems` : ''));
   }
 }
 

@@ -1,4 +1,3 @@
-import { badRequest } from '../../core/errors.ts';
 import { AttributeErrors, shown } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems } from './limits.ts';
 
@@ -7,8 +6,7 @@ function decoded(raw: string, what: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
   } catch {
-    throw badRequest(
-      AttributeErrors.INVALID_NAMES,
+    throw AttributeErrors.INVALID_NAMES(
       `${what} is not valid percent-encoding (got ${shown(raw)}): a % must be followed by two hex digits, and the bytes must form UTF-8`,
     );
   }
@@ -27,8 +25,7 @@ function rawValues(url: string, param: string): string[] {
     const rawName = eq < 0 ? pair : pair.slice(0, eq);
     const name = decoded(rawName, `a query parameter name`);
     if (name !== param)
-      throw badRequest(
-        AttributeErrors.INVALID_NAMES,
+      throw AttributeErrors.INVALID_NAMES(
         `unknown query parameter ${shown(name)}: the only one accepted here is "${param}"`,
       );
     values.push(eq < 0 ? '' : pair.slice(eq + 1));
@@ -55,8 +52,7 @@ export function namesFromQuery(
   if (raw.length === 0) return null;
   if (raw.length === 1 && raw[0] === '') {
     if (empty === 'all') return null;
-    throw badRequest(
-      AttributeErrors.INVALID_NAMES,
+    throw AttributeErrors.INVALID_NAMES(
       `query ${param} is empty: name at least one (?${param}=a,b), or leave the parameter out to delete every attribute of the bucket`,
     );
   }
@@ -97,8 +93,7 @@ export async function refuseBody(request: Request): Promise<void> {
     reader.cancel().catch(() => {});
   }
   if (sent)
-    throw badRequest(
-      AttributeErrors.INVALID_NAMES,
+    throw AttributeErrors.INVALID_NAMES(
       'DELETE takes no body: name the attributes in the query (?attributes=a,b), or send neither body nor query to delete every attribute of the bucket',
     );
 }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { badRequest } from '../../core/errors.ts';
+
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -11,7 +11,7 @@ import {
 } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
-import { AttributeErrors, bucketNotFound, bucketReadOnly, shown, standardBucket } from './errors.ts';
+import { AttributeErrors, shown } from './errors.ts';
 import {
   isObject,
   MAX_BUCKETS_PER_REQUEST,
@@ -80,8 +80,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   /** The bucket's name if this organization's API key may write it: 404 a name that cannot exist, 403 read-only. */
   function writable(name: string, what = 'written'): string {
     const fixed = store.fixedBucket(name);
-    if (!fixed && !BUCKET_NAME_RE.test(name)) throw bucketNotFound(name);
-    if (fixed?.organizationAccess === 'read_only') throw bucketReadOnly(name, what);
+    if (!fixed && !BUCKET_NAME_RE.test(name)) throw AttributeErrors.BUCKET_NOT_FOUND(name);
+    if (fixed?.organizationAccess === 'read_only') throw AttributeErrors.BUCKET_READ_ONLY(name, what);
     return name;
   }
 
@@ -96,13 +96,11 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
 
   function countCheck(n: number, mode: 'replace' | 'merge', where = 'the request') {
     if (n > limits.perRequest)
-      throw badRequest(
-        AttributeErrors.INVALID_ATTRIBUTES,
+      throw AttributeErrors.INVALID_ATTRIBUTES(
         `${where} carries ${n} attributes; the limit is ${limits.perRequest} a request`,
       );
     if (mode === 'replace' && n > limits.perBucket)
-      throw badRequest(
-        AttributeErrors.BUCKET_FULL,
+      throw AttributeErrors.BUCKET_FULL(
         `${where} puts ${n} attributes in one bucket; the limit is ${limits.perBucket} a bucket`,
       );
   }
@@ -110,14 +108,12 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   /** A multi-bucket body checked whole before anything is written: every bucket, every attribute. */
   function prepareMany(body: unknown, mode: 'replace' | 'merge'): BucketWrite[] {
     if (!isObject(body))
-      throw badRequest(
-        AttributeErrors.INVALID_ATTRIBUTES,
+      throw AttributeErrors.INVALID_ATTRIBUTES(
         `body must be a JSON object of buckets, each an object of attributes (got ${typeOf(body)})`,
       );
     const buckets = Object.keys(body);
     if (buckets.length > MAX_BUCKETS_PER_REQUEST)
-      throw badRequest(
-        AttributeErrors.INVALID_ATTRIBUTES,
+      throw AttributeErrors.INVALID_ATTRIBUTES(
         `body names ${buckets.length} buckets; the limit is ${MAX_BUCKETS_PER_REQUEST} a request`,
       );
     const problems = new Problems();
@@ -134,7 +130,8 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
     for (const w of writes) countCheck(w.attributes.length, mode, whereIn(w.bucket));
     // Every bucket is checked before any is written: unknown names first, then read-only ones.
     for (const w of writes)
-      if (!store.fixedBucket(w.bucket) && !BUCKET_NAME_RE.test(w.bucket)) throw bucketNotFound(w.bucket);
+      if (!store.fixedBucket(w.bucket) && !BUCKET_NAME_RE.test(w.bucket))
+        throw AttributeErrors.BUCKET_NOT_FOUND(w.bucket);
     for (const w of writes) writable(w.bucket);
     return writes;
   }
@@ -366,9 +363,9 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         '/organizations/attribute-buckets/:bucket_name',
         async ({ org, params, request, set }) => {
           const name = params.bucket_name;
-          if (store.fixedBucket(name)) throw standardBucket(name);
+          if (store.fixedBucket(name)) throw AttributeErrors.BUCKET_STANDARD(name);
           // A name no bucket can have (a NUL, say) is not looked up: the database would refuse it.
-          if (!BUCKET_NAME_RE.test(name)) throw bucketNotFound(name);
+          if (!BUCKET_NAME_RE.test(name)) throw AttributeErrors.BUCKET_NOT_FOUND(name);
           await consistentWrite(request, ctx.headers, () => store.deleteBucket(org.id, name));
           set.status = 204;
         },

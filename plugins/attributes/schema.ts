@@ -1,6 +1,7 @@
 import { bigint, boolean, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import { passThrough } from '../../core/http/openapi-docs.ts';
+import { uuidString } from '../../core/ids.ts';
 import { END_USER_PERMISSIONS } from './buckets.ts';
 import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
 
@@ -105,7 +106,7 @@ export const BucketNamesQuery = passThrough(
 export const BucketSchema = v.object({
   name: v.string(),
   sharing_scope: v.picklist(['organization', 'person_pool']),
-  owner_organization_id: v.pipe(v.string(), v.uuid()),
+  owner_organization_id: uuidString(),
   end_user_permissions: v.picklist(END_USER_PERMISSIONS),
   organization_permissions: v.pipe(
     v.picklist(['read_write', 'read_only']),

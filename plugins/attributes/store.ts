@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { prepared } from '../../core/db/prepared.ts';
 import type { SealedColumn } from '../../core/db/reseal.ts';
-import { badRequest, ServiceError } from '../../core/errors.ts';
+
 import type { Clock } from '../../core/ports/clock.ts';
 import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
@@ -11,7 +11,7 @@ import {
   customNameProblem,
   type EndUserPermissions,
 } from './buckets.ts';
-import { AttributeErrors, bucketNotFound, bucketOfAnotherOrganization, shown } from './errors.ts';
+import { AttributeErrors } from './errors.ts';
 import type { PreparedAttribute } from './limits.ts';
 import { attributeBuckets, attributes } from './schema.ts';
 
@@ -158,7 +158,9 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     const other = await db.query(
       sql`select 1 from attribute_buckets where name = ${bucket} and custom limit 1`,
     );
-    return other.length > 0 ? bucketOfAnotherOrganization(bucket) : bucketNotFound(bucket);
+    return other.length > 0
+      ? AttributeErrors.BUCKET_OF_ANOTHER_ORGANIZATION(bucket)
+      : AttributeErrors.BUCKET_NOT_FOUND(bucket);
   }
 
   /**
@@ -193,12 +195,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         cause instanceof SecretBoxError && cause.code === 'UNKNOWN_KEY'
           ? cause.message
           : 'altered at rest, or sealed for another place';
-      throw new ServiceError(
-        500,
-        AttributeErrors.VALUE_UNREADABLE,
-        `attribute ${shown(key)} of bucket ${bucket} does not open: ${why}`,
-        { cause },
-      );
+      throw AttributeErrors.VALUE_UNREADABLE.with({ cause })(key, bucket, why);
     }
   }
 
@@ -227,8 +224,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
           const keys = w.attributes.map((a) => a.key);
           const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
           if (n > o.maxAttributesPerBucket)
-            throw badRequest(
-              AttributeErrors.BUCKET_FULL,
+            throw AttributeErrors.BUCKET_FULL(
               `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
             );
         }
@@ -241,7 +237,8 @@ export function createAttributeStore(o: AttributeStoreOptions) {
      * deleted meanwhile is a 404 rather than an empty bucket that never was.
      */
     async read(orgId: string, buckets: readonly string[] | null, names: readonly string[] | null) {
-      for (const b of buckets ?? []) if (!fixed.has(b) && !BUCKET_NAME_RE.test(b)) throw bucketNotFound(b);
+      for (const b of buckets ?? [])
+        if (!fixed.has(b) && !BUCKET_NAME_RE.test(b)) throw AttributeErrors.BUCKET_NOT_FOUND(b);
       const rows = await selectAttributes[buckets ? 1 : 0]![names ? 1 : 0]!.execute({
         org: orgId,
         buckets,
@@ -287,13 +284,9 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     /** Creates a custom bucket; 409 when the name is taken, 400 past the organization's allowance. */
     async createBucket(orgId: string, name: string, endUserPermissions: EndUserPermissions) {
       const problem = customNameProblem(name);
-      if (problem) throw badRequest(AttributeErrors.INVALID_BUCKET, `body.name: ${problem}`);
+      if (problem) throw AttributeErrors.INVALID_BUCKET(`body.name: ${problem}`);
       if (fixed.has(name))
-        throw new ServiceError(
-          409,
-          AttributeErrors.BUCKET_EXISTS,
-          `bucket ${name} is a standard bucket; it exists already`,
-        );
+        throw AttributeErrors.BUCKET_EXISTS(`bucket ${name} is a standard bucket; it exists already`);
       return storage.transaction(async (tx) => {
         // Creations of one organization take turns, so the allowance holds under concurrency.
         await tx.query(
@@ -302,22 +295,14 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         const [row] = await tx.query<{ n: number }>(
           sql`select count(*)::int as n from attribute_buckets where org_id = ${orgId} and custom`,
         );
-        if (row!.n >= o.maxCustomBuckets)
-          throw badRequest(
-            AttributeErrors.TOO_MANY_BUCKETS,
-            `this organization has ${row!.n} custom buckets; the limit is ${o.maxCustomBuckets}`,
-          );
+        if (row!.n >= o.maxCustomBuckets) throw AttributeErrors.TOO_MANY_BUCKETS(row!.n, o.maxCustomBuckets);
         const at = now();
         const inserted = await tx.query(sql`insert into attribute_buckets
           (org_id, name, custom, end_user_permissions, version, created_at, updated_at)
           values (${orgId}, ${name}, true, ${endUserPermissions}, 0, ${at}, ${at})
           on conflict (org_id, name) do nothing returning 1`);
         if (inserted.length === 0)
-          throw new ServiceError(
-            409,
-            AttributeErrors.BUCKET_EXISTS,
-            `bucket ${name} exists already in this organization`,
-          );
+          throw AttributeErrors.BUCKET_EXISTS(`bucket ${name} exists already in this organization`);
         return customBucket(name, endUserPermissions);
       });
     },

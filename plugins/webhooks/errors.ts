@@ -1,20 +1,52 @@
-/** The error codes of the webhooks plugin: stable, machine-readable, each with one HTTP status. */
-export const WebhookErrors = {
-  WEBHOOK_NOT_FOUND: 'WEBHOOK_NOT_FOUND',
-  INVALID_WEBHOOK_ID: 'INVALID_WEBHOOK_ID',
-  INVALID_TARGET_URL: 'INVALID_TARGET_URL',
-  TARGET_URL_TAKEN: 'TARGET_URL_TAKEN',
-  INVALID_TIMEOUT: 'INVALID_TIMEOUT',
-  INVALID_CUSTOM_HEADERS: 'INVALID_CUSTOM_HEADERS',
-  TOO_MANY_WEBHOOKS: 'TOO_MANY_WEBHOOKS',
-  INVALID_TRIGGER: 'INVALID_TRIGGER',
-  TRIGGER_NOT_FOUND: 'TRIGGER_NOT_FOUND',
-  UNKNOWN_EVENT: 'UNKNOWN_EVENT',
-  TOO_MANY_TEST_EVENTS: 'TOO_MANY_TEST_EVENTS',
-  DELIVERY_NOT_FOUND: 'DELIVERY_NOT_FOUND',
-  DELIVERY_IN_PROGRESS: 'DELIVERY_IN_PROGRESS',
-  INVALID_CURSOR: 'INVALID_CURSOR',
-  EVENTS_UNAVAILABLE: 'EVENTS_UNAVAILABLE',
-} as const;
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
 
-export type WebhookErrorCode = (typeof WebhookErrors)[keyof typeof WebhookErrors];
+/** The message is the detail the throw site gives (the field and the rule): for codes of many messages. */
+const detail = (message: string) => message;
+
+/** The error codes of the webhooks plugin: stable, machine-readable, each with one HTTP status. */
+export const WebhookErrors = defineErrors({
+  WEBHOOK_NOT_FOUND: { status: 404, message: (id: string) => `no webhook ${id} in this organization` },
+  INVALID_WEBHOOK_ID: {
+    status: 400,
+    message: (id: string) => `path parameter webhook_id must be a UUID (got ${JSON.stringify(id)})`,
+  },
+  /** target_url breaks a rule; the message lists every problem of the body. */
+  INVALID_TARGET_URL: { status: 400, message: detail },
+  TARGET_URL_TAKEN: {
+    status: 409,
+    message: (url: string) =>
+      `body.target_url: another webhook of this organization already has the target_url ${url}; target URLs are unique per organization`,
+  },
+  INVALID_TIMEOUT: { status: 400, message: detail },
+  INVALID_CUSTOM_HEADERS: { status: 400, message: detail },
+  TOO_MANY_WEBHOOKS: {
+    status: 400,
+    message: (count: number, max: number) =>
+      `this organization has ${count} webhooks; the limit is ${max} webhooks per organization (maxWebhooks): delete one first`,
+  },
+  INVALID_TRIGGER: { status: 400, message: detail },
+  TRIGGER_NOT_FOUND: { status: 404, message: detail },
+  UNKNOWN_EVENT: { status: 400, message: detail },
+  TOO_MANY_TEST_EVENTS: { status: 400, message: detail },
+  DELIVERY_NOT_FOUND: {
+    status: 404,
+    message: (webhookId: string, deliveryId: string) => `webhook ${webhookId} has no delivery ${deliveryId}`,
+  },
+  DELIVERY_IN_PROGRESS: {
+    status: 409,
+    message: (deliveryId: string, status: string) =>
+      `delivery ${deliveryId} is ${status}: it is still being attempted; resend it once it has succeeded or been dropped`,
+  },
+  /** A resend of a delivery whose event retention has already removed. */
+  DELIVERY_EVENT_GONE: {
+    status: 409,
+    message: (deliveryId: string) => `the event of delivery ${deliveryId} is no longer stored`,
+  },
+  INVALID_CURSOR: {
+    status: 400,
+    message: (cursor: string) =>
+      `query.cursor: not a cursor this endpoint returned (got ${JSON.stringify(cursor)})`,
+  },
+});
+
+export type WebhookErrorCode = ErrorCodeOf<typeof WebhookErrors>;

@@ -1,29 +1,29 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { envRate } from '../../core/contract/settings.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
-import { envRate } from '../../core/plugins/settings.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
-import { createAttemptRecorder } from './attempts.ts';
-import { createHeaderOpener, customHeadersSealed } from './custom-headers.ts';
-import { DELIVERIES_TOPIC, type DeliveryMessage } from './deliveries.ts';
-import { createDeliveryHandler } from './delivery.ts';
-import { createEventCache } from './loader.ts';
+import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { operatorRoutes } from './api/deliveries.ts';
+import { jwksRoutes } from './api/jwks.ts';
+import { testEventRoutes } from './api/test-events.ts';
+import { triggerRoutes } from './api/triggers.ts';
+import { webhookRoutes } from './api/webhooks.ts';
 import { migrations } from './migrations/index.ts';
-import { createOperatorStore } from './operator.ts';
-import { createTokenBuckets } from './rate-limit.ts';
-import { retentionWorker } from './retention.ts';
-import { createRouter } from './router.ts';
-import { jwksRoutes } from './routes/jwks.ts';
-import { operatorRoutes } from './routes/operator.ts';
-import { testEventRoutes } from './routes/test-events.ts';
-import { triggerRoutes } from './routes/triggers.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
-import { TEST_EVENT_RATE_LIMIT } from './schema.ts';
-import { createWebhookStore } from './store.ts';
+import { createAttemptRecorder } from './pipeline/attempts.ts';
+import { createDeliveryHandler } from './pipeline/delivery.ts';
+import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
+import { createEventCache } from './pipeline/loader.ts';
+import { retentionWorker } from './pipeline/retention.ts';
+import { createRouter } from './pipeline/router.ts';
+import { RESEND_RATE_LIMIT, TEST_EVENT_RATE_LIMIT } from './schema.ts';
+import { createHeaderOpener, customHeadersSealed } from './store/custom-headers.ts';
+import { createOperatorStore } from './store/deliveries.ts';
+import { createWebhookStore } from './store/webhooks.ts';
 
-export { DELIVERIES_TOPIC } from './deliveries.ts';
 export { WebhookErrors } from './errors.ts';
+export { DELIVERIES_TOPIC } from './pipeline/enqueue.ts';
 
 /** Options of the webhooks plugin. */
 export interface WebhooksOptions {
@@ -40,6 +40,12 @@ export interface WebhooksOptions {
    * events of one request. @default { perMinute: 10, burst: 50 }
    */
   testEventRateLimit?: { perMinute?: number; burst?: number };
+  /**
+   * The rate limit of resends per organization and replica: each `.../deliveries/{id}/resend` and each
+   * `.../recover` call takes one token (a recover resends at most 1000 deliveries). Past it: 429 with
+   * Retry-After. @default { perMinute: 60, burst: 20 }
+   */
+  resendRateLimit?: { perMinute?: number; burst?: number };
   /** Cache-Control max-age of the verification key set, in seconds. @default 300 */
   jwksMaxAgeSeconds?: number;
   /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
@@ -98,6 +104,15 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         capacity: testEvents.burst,
         perMinute: testEvents.perMinute,
       });
+      const resends = {
+        perMinute: options.resendRateLimit?.perMinute ?? RESEND_RATE_LIMIT.perMinute,
+        burst: options.resendRateLimit?.burst ?? RESEND_RATE_LIMIT.burst,
+      };
+      const resendBuckets = createTokenBuckets({
+        clock: ctx.clock,
+        capacity: resends.burst,
+        perMinute: resends.perMinute,
+      });
       const recorder = createAttemptRecorder(ctx.storage);
       const events = createEventCache();
       const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
@@ -142,7 +157,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
           .use(jwksRoutes(ctx, buckets, options.jwksMaxAgeSeconds ?? 300))
           .use(webhookRoutes(ctx, store, openHeaders))
           .use(triggerRoutes(ctx, store))
-          .use(operatorRoutes(ctx, store, operator))
+          .use(operatorRoutes(ctx, store, operator, { buckets: resendBuckets, ...resends }))
           .use(testEventRoutes(ctx, { buckets: testEventBuckets, ...testEvents })),
         workers,
         sealed: [customHeadersSealed],

@@ -242,6 +242,8 @@ export const TEST_EVENT_LIMITS = { specs: 50, count: 50 } as const;
 
 /** The rate limit of test events per organization, in events (the reference's numbers). */
 export const TEST_EVENT_RATE_LIMIT = { perMinute: 10, burst: 50 } as const;
+/** Resend and recover calls per organization: a minute's rate and the burst (a plugin option). */
+export const RESEND_RATE_LIMIT = { perMinute: 60, burst: 20 } as const;
 
 export const TestEventsSchema = v.pipe(
   v.array(

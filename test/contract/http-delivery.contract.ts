@@ -163,7 +163,8 @@ export function httpDeliveryContract(name: string, makeHarness: () => Promise<De
       const strict = await h.make({ allowPrivate: [], hostMap, extraCaPem: caPem });
       const result = await post(strict, receiver.url('/refused'));
       expect(result).toMatchObject({ ok: false, errorKind: 'ssrf_refused' });
-      expect(result.error).toContain('127.0.0.1');
+      expect(result.error).toContain('resolves to a refused (non-public) address');
+      expect(result.error).not.toContain('127.0.0.1');
       expect(seen('/refused')).toEqual([]);
       const viaDns = await post(strict, `https://localhost:${receiver.port}/refused`);
       expect(viaDns).toMatchObject({ ok: false, errorKind: 'ssrf_refused' });

@@ -113,6 +113,12 @@ export function storageContract(name: string, makeHarness: () => Promise<Storage
       expect(got).toEqual(['hello']);
     });
 
+    it('says how many statements it runs at once: a positive integer, 1 on a single connection', () => {
+      const n = h.storage.writeConcurrency;
+      expect(Number.isInteger(n) && n >= 1).toBe(true);
+      if (h.storage.kind === 'pglite') expect(n).toBe(1);
+    });
+
     it('answers ping', async () => {
       await h.storage.ping();
     });

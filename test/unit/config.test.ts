@@ -89,6 +89,26 @@ describe('configuration', () => {
     expect(problemsOf(env as Record<string, string>)).toContain(message);
   });
 
+  it.each([
+    ['0.0.0.0/0', 'production'],
+    ['::/0', 'test'],
+    ['10.0.0.0/7', 'production'],
+    ['2001:db8::/31', 'production'],
+    ['::ffff:0.0.0.0/96', 'production'],
+  ])('refuses DELIVERY_ALLOW_PRIVATE=%s wider than /8 or /32 when NODE_ENV=%s', (cidr, env) => {
+    expect(problemsOf({ NODE_ENV: env, DELIVERY_ALLOW_PRIVATE: `127.0.0.0/8,${cidr}` })).toContain(
+      `DELIVERY_ALLOW_PRIVATE must name ranges no wider than /8 (IPv4) or /32 (IPv6) unless NODE_ENV=development (got ${cidr})`,
+    );
+  });
+
+  it('accepts DELIVERY_ALLOW_PRIVATE ranges of /8 and /32, and any range in development', () => {
+    const narrow = '10.0.0.0/8,127.0.0.1/32,fd00::/32,::1/128';
+    expect(
+      loadConfig({ NODE_ENV: 'test', DELIVERY_ALLOW_PRIVATE: narrow }).deliveryAllowPrivate,
+    ).toHaveLength(4);
+    expect(loadConfig({ DELIVERY_ALLOW_PRIVATE: '0.0.0.0/0' }).deliveryAllowPrivate).toEqual(['0.0.0.0/0']);
+  });
+
   it('requires MASTER_KEY and PUBLIC_BASE_URL in production', () => {
     const p = problemsOf({ NODE_ENV: 'production' });
     expect(p).toContain('MASTER_KEY is required when NODE_ENV=production');

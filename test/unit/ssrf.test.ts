@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'bun:test';
 import { DeliveryFailure } from '../../adapters/fetch-delivery/errors.ts';
+import { createFetchDelivery } from '../../adapters/fetch-delivery/index.ts';
 import { vetAddresses } from '../../adapters/fetch-delivery/resolve.ts';
+import { createLogger } from '../../core/log.ts';
 import {
   bareHost,
   classifyAddress,
   createSsrfPolicy,
   isIpLiteralHost,
   isLocalhostName,
-} from '../../adapters/fetch-delivery/ssrf.ts';
+} from '../../core/net/address.ts';
 
 const none = createSsrfPolicy([]);
 
@@ -170,7 +172,22 @@ describe('vetting every resolved address', () => {
       ['10.0.0.1', '8.8.8.8'],
       ['2606:4700::1', 'fd00::1'],
     ])
-      expect(() => vetAddresses('mixed.example', answer, strict, false)).toThrow(/not a public address/);
+      expect(() => vetAddresses('mixed.example', answer, strict, false)).toThrow(
+        /resolves to a refused \(non-public\) address/,
+      );
+  });
+
+  it('names the resolved addresses in the detail for the log, never in the message a tenant sees', () => {
+    try {
+      vetAddresses('inside.example', ['8.8.8.8', '10.1.2.3'], strict, false);
+    } catch (e) {
+      const failure = e as DeliveryFailure;
+      expect(failure.message).not.toContain('10.1.2.3');
+      expect(failure.message).not.toContain('8.8.8.8');
+      expect(failure.detail).toContain('inside.example resolves to 8.8.8.8, 10.1.2.3: 10.1.2.3');
+      return;
+    }
+    throw new Error('expected a refusal');
   });
 
   it('pins an IPv4 answer when there is one, with the name for SNI', () => {
@@ -197,5 +214,28 @@ describe('vetting every resolved address', () => {
       return;
     }
     throw new Error('expected a refusal');
+  });
+});
+
+describe('the allowances at start', () => {
+  const started = (allowPrivate: string[]) => {
+    const lines: Array<{ level: string; msg: string; allowPrivate?: string[] }> = [];
+    const log = createLogger('debug', {}, (line) => lines.push(JSON.parse(line)));
+    void createFetchDelivery({ allowPrivate, hostMap: {}, log }).close();
+    return lines;
+  };
+
+  it('logs every allowed private range in one warn line', () => {
+    expect(started(['127.0.0.0/8', '::1/128'])).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'deliveries may reach these private ranges (DELIVERY_ALLOW_PRIVATE)',
+        allowPrivate: ['127.0.0.0/8', '::1/128'],
+      }),
+    ]);
+  });
+
+  it('logs nothing when no private range is allowed', () => {
+    expect(started([])).toEqual([]);
   });
 });

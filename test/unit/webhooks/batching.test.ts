@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { createGroupCommit } from '../../../core/batching/group-commit.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
-import { createBatchLoader } from '../../../plugins/webhooks/batch-loader.ts';
-import { createGroupCommit } from '../../../plugins/webhooks/group-commit.ts';
 import { freshPglite } from '../../helpers/pglite.ts';
 
 let storage: Storage;
@@ -81,7 +81,7 @@ describe('batch loader', () => {
 
 describe('retention', () => {
   it('forgets deliveries, their attempts and events older than the cutoff, and keeps the rest', async () => {
-    const { sweepDeliveries } = await import('../../../plugins/webhooks/retention.ts');
+    const { sweepDeliveries } = await import('../../../plugins/webhooks/pipeline/retention.ts');
     const { uuidv7 } = await import('../../../core/ids.ts');
     const old = Date.parse('2026-01-01T00:00:00Z');
     const recent = old + 40 * 86_400_000;

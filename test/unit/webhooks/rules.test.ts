@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'bun:test';
-import { backoffMs, nextAfterFailure, RETRY_WINDOW_MS } from '../../../plugins/webhooks/backoff.ts';
-import { customHeaderProblems } from '../../../plugins/webhooks/custom-headers.ts';
-import { formatDuration, parseDuration, parseTimeout } from '../../../plugins/webhooks/duration.ts';
-import { createTokenBuckets } from '../../../plugins/webhooks/rate-limit.ts';
-import { canonicalTrigger } from '../../../plugins/webhooks/triggers.ts';
+import { createTokenBuckets } from '../../../core/rate-limit.ts';
+import { formatDuration, parseDuration, parseTimeout } from '../../../plugins/webhooks/api/duration.ts';
+import { canonicalTrigger } from '../../../plugins/webhooks/api/trigger-input.ts';
+import { backoffMs, nextAfterFailure, RETRY_WINDOW_MS } from '../../../plugins/webhooks/pipeline/backoff.ts';
+import { customHeaderProblems } from '../../../plugins/webhooks/store/custom-headers.ts';
 import { manualClock } from '../../helpers/clock.ts';
 
 describe('timeout durations', () => {

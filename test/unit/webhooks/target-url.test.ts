@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test';
-import { checkTargetUrl } from '../../../plugins/webhooks/target-url.ts';
+import { checkTargetUrl } from '../../../plugins/webhooks/api/target-url.ts';
 
 /** A host of exactly 253 characters: three labels of 63 and one of 61. */
 const LONGEST_HOST = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { createWebhookStore } from '../../../plugins/webhooks/store.ts';
+import { createWebhookStore } from '../../../plugins/webhooks/store/webhooks.ts';
 import { type HttpsReceiver, startHttpsReceiver } from '../../helpers/tls.ts';
 import { startWebhookService, until, type WebhookTestService } from '../../helpers/webhooks.ts';
 

@@ -1,6 +1,6 @@
-import { triggerListName } from '../../core/events/trigger-names.ts';
-import type { Logger } from '../../core/log.ts';
-import type { Clock } from '../../core/ports/clock.ts';
+import { triggerListName } from '../../../core/events/trigger-names.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
 import {
   ack,
   type Delivered,
@@ -8,15 +8,15 @@ import {
   type JsonValue,
   type Outcome,
   retry,
-} from '../../core/ports/event-bus.ts';
-import type { DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
-import type { Signer } from '../../core/ports/signer.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+} from '../../../core/ports/event-bus.ts';
+import type { DeliveryResult, HttpDelivery } from '../../../core/ports/http-delivery.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
+import type { Signer } from '../../../core/ports/signer.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { createHeaderOpener } from '../store/custom-headers.ts';
 import { type AttemptRecord, type AttemptRecorder, RESPONSE_EXCERPT_CHARS } from './attempts.ts';
 import { nextAfterFailure, RETRY_WINDOW_MS } from './backoff.ts';
-import { createHeaderOpener } from './custom-headers.ts';
-import type { DeliveryMessage } from './deliveries.ts';
+import type { DeliveryMessage } from './enqueue.ts';
 import { createDeliveryLoader, type DeliveryToAttempt, type EventCache } from './loader.ts';
 
 /** Timeout of an event delivery when the webhook sets none (spec, Limits). */

@@ -1,6 +1,6 @@
-import { prepared } from '../../core/db/prepared.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { type Batching, batchingFor, createGroupCommit } from './group-commit.ts';
+import { type Batching, batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 
 /** What followed an attempt. */
 export type AttemptOutcome = 'succeeded' | 'retry' | 'dropped';

@@ -1,10 +1,10 @@
 import { Elysia } from 'elysia';
-import { CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { CoreErrors } from '../../../core/errors.ts';
 import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
 import { base64url, sha256 } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { Jwks } from '../../../core/ports/signer.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { JwksSchema } from '../schema.ts';
 import { orgOnlySecurity, TAG } from './common.ts';
 
@@ -49,11 +49,8 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
     async ({ org, request }) => {
       const take = buckets.take(org.id);
       if (!take.ok)
-        throw new ServiceError(
-          429,
-          CoreErrors.RATE_LIMITED,
+        throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `the verification key set of organization ${org.id} is limited to 30 requests a minute (bursts of 60); retry after ${take.retryAfterSeconds} s, and cache the keys`,
-          { headers: { 'retry-after': String(take.retryAfterSeconds) } },
         );
       const { body, etag } = await render(await ctx.signer.jwks(org.id));
       const headers = {

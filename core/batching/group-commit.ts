@@ -1,4 +1,4 @@
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../ports/storage.ts';
 
 export interface GroupCommitOptions<T, R> {
   storage: Storage;
@@ -35,6 +35,14 @@ type Waiting<T, R> = { item: T; resolve: (r: R) => void; reject: (e: unknown) =>
  * one lingers) are written together by the next one. One commit then serves many callers, so a hot
  * path that must see its write committed is not bounded by one commit each (about a thousand a second
  * on Postgres). When a batch fails, its items are written one by one, so only the item at fault fails.
+ *
+ * @example
+ * const attempts = createGroupCommit<Attempt>({
+ *   storage,
+ *   write: async (tx, items) => { await tx.db.insert(attemptsTable).values(items); return items.map(() => undefined); },
+ *   ...batchingFor(storage),
+ * });
+ * await attempts.add(attempt); // resolves once its batch has committed
  */
 export function createGroupCommit<T, R = void>(options: GroupCommitOptions<T, R>) {
   const { storage } = options;
@@ -142,13 +150,21 @@ export type GroupCommit<T, R = void> = ReturnType<typeof createGroupCommit<T, R>
 
 /** How batches are tuned for a storage. */
 export interface Batching {
+  /** How long the first item of a batch waits for others, in milliseconds. */
   lingerMs: number;
+  /** Writes (or loads) in flight at once. */
   concurrency: number;
 }
 
 /**
- * PGlite runs one statement at a time on this thread: one writer, and a 2 ms linger so batches form.
- * Postgres has a pool: a few writers at once, no linger, so an item never waits for a whole batch.
+ * Batch tuning for a storage, from its `writeConcurrency`. A single connection runs one statement at a
+ * time on this thread: one writer, and a 2 ms linger so batches form. A pool gets a few writers at once
+ * (at most 4: more small statements cost the database more than fewer larger ones) and no linger, so
+ * an item never waits for a whole batch.
+ *
+ * @example createGroupCommit({ storage, write, ...batchingFor(storage) })
  */
-export const batchingFor = (storage: Storage): Batching =>
-  storage.kind === 'pglite' ? { lingerMs: 2, concurrency: 1 } : { lingerMs: 0, concurrency: 4 };
+export const batchingFor = (storage: Pick<Storage, 'writeConcurrency'>): Batching =>
+  storage.writeConcurrency <= 1
+    ? { lingerMs: 2, concurrency: 1 }
+    : { lingerMs: 0, concurrency: Math.min(4, storage.writeConcurrency) };

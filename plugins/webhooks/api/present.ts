@@ -1,6 +1,6 @@
-import type { CustomHeaders } from './custom-headers.ts';
+import type { CustomHeaders } from '../store/custom-headers.ts';
+import type { WebhookRow } from '../store/webhooks.ts';
 import { formatDuration } from './duration.ts';
-import type { WebhookRow } from './store.ts';
 
 /** A webhook as the API shows it: `timeout` "0s" when unset, `custom_headers` only when set. */
 export function webhookJson(row: WebhookRow, headers: CustomHeaders | undefined) {

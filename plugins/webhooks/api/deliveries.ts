@@ -1,12 +1,18 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { CoreErrors } from '../../../core/errors.ts';
 import { isRfc3339 } from '../../../core/events/formats.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import {
+  ErrorEnvelopeSchema,
+  errorResponses,
+  ok,
+  resultOf,
+  writeErrorResponses,
+} from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { OPERATOR_LIMITS, type OperatorStore } from '../operator.ts';
+import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import {
   DeliveriesQuery,
   DeliveryIdParams,
@@ -14,7 +20,8 @@ import {
   RecoverSchema,
   WebhookIdParams,
 } from '../schema.ts';
-import { checkWebhookId, type WebhookStore } from '../store.ts';
+import { OPERATOR_LIMITS, type OperatorStore } from '../store/deliveries.ts';
+import { checkWebhookId, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, OPERATOR_TAG } from './common.ts';
 
 const PageMeta = v.object({
@@ -23,11 +30,7 @@ const PageMeta = v.object({
 
 function checkDeliveryId(id: string): string {
   if (!isUuid(id))
-    throw new ServiceError(
-      400,
-      CoreErrors.VALIDATION,
-      `path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`,
-    );
+    throw CoreErrors.VALIDATION(`path parameter delivery_id must be a UUID (got ${JSON.stringify(id)})`);
   return id.toLowerCase();
 }
 
@@ -41,17 +44,37 @@ function sinceOf(text: string): number {
     ? Date.parse(text.toUpperCase().replace(/(T\d\d:\d\d:)60/, (_, hm: string) => `${hm}59`))
     : Number.NaN;
   if (Number.isNaN(ms))
-    throw new ServiceError(
-      400,
-      CoreErrors.VALIDATION,
+    throw CoreErrors.VALIDATION(
       `body.since: must be an RFC 3339 time such as 2026-01-02T03:04:05Z, with an offset (got ${JSON.stringify(text)})`,
     );
   return ms;
 }
 
-/** Operator endpoints (API.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. */
-export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deliveries: OperatorStore) {
+/** The resend rate limit: token buckets by organization, and the figures its message names. */
+export interface ResendLimit {
+  buckets: TokenBuckets;
+  perMinute: number;
+  burst: number;
+}
+
+/**
+ * Operator endpoints (API.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. Each
+ * resend or recover call takes one token of the organization's resend limit, or answers 429.
+ */
+export function operatorRoutes(
+  ctx: ServiceContext,
+  webhooks: WebhookStore,
+  deliveries: OperatorStore,
+  limit: ResendLimit,
+) {
   const names = ctx.headers;
+  const takeResend = (orgId: string) => {
+    const take = limit.buckets.take(orgId);
+    if (!take.ok)
+      throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
+        `resends of organization ${orgId} are limited to ${limit.perMinute} a minute (bursts of ${limit.burst}), counting each resend and recover call: retry after ${take.retryAfterSeconds} s`,
+      );
+  };
   return new Elysia()
     .use(ctx.auth)
     .get(
@@ -61,10 +84,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         await webhooks.get(org.id, id);
         const limit = query.limit === undefined ? OPERATOR_LIMITS.defaultPage : Number(query.limit);
         if (limit < 1 || limit > OPERATOR_LIMITS.page)
-          throw badRequest(
-            CoreErrors.VALIDATION,
-            `query.limit: must be an integer from 1 to ${OPERATOR_LIMITS.page}`,
-          );
+          throw CoreErrors.VALIDATION(`query.limit: must be an integer from 1 to ${OPERATOR_LIMITS.page}`);
         const page = await deliveries.list(org.id, id, { limit, status: query.status, cursor: query.cursor });
         return {
           meta: { cursor_pagination: { limit, cursor: page.cursor, total_count: page.total } },
@@ -91,6 +111,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         const id = checkWebhookId(params.webhook_id);
         const deliveryId = checkDeliveryId(params.delivery_id);
         await webhooks.get(org.id, id);
+        takeResend(org.id);
         const made = await consistent(request, names, () => deliveries.resend(org.id, id, deliveryId));
         set.status = 202;
         return ok(made);
@@ -102,6 +123,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         response: {
           202: resultOf(DeliverySchema),
           409: errorResponses[400],
+          429: ErrorEnvelopeSchema,
           ...errorResponses,
           ...writeErrorResponses,
         },
@@ -109,7 +131,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
           operationId: 'PostOrganizationsWebhooksWebhookIdDeliveriesDeliveryIdResend',
           summary: 'Resend one delivery',
           description:
-            'Makes a new delivery of the same event (same sub, fresh jti, a new retry window) and answers it; the original records it as resent_as. 409 while the original is still pending or retrying.',
+            'Makes a new delivery of the same event (same sub, fresh jti, a new retry window) and answers it; the original records it as resent_as. 409 while the original is still pending or retrying; 429 with Retry-After past the resend rate limit of the organization.',
           tags: [OPERATOR_TAG],
           security: apiKeySecurity,
         },
@@ -121,6 +143,7 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         const id = checkWebhookId(params.webhook_id);
         const since = sinceOf(body.since);
         await webhooks.get(org.id, id);
+        takeResend(org.id);
         const ids = await consistent(request, names, () => deliveries.recover(org.id, id, since));
         set.status = 202;
         return ok({ recovered: ids.length, delivery_ids: ids });
@@ -134,13 +157,14 @@ export function operatorRoutes(ctx: ServiceContext, webhooks: WebhookStore, deli
         body: RecoverSchema,
         response: {
           202: resultOf(v.object({ recovered: v.number(), delivery_ids: v.array(v.string()) })),
+          429: ErrorEnvelopeSchema,
           ...errorResponses,
           ...writeErrorResponses,
         },
         detail: {
           operationId: 'PostOrganizationsWebhooksWebhookIdRecover',
           summary: 'Recover failed deliveries since a time',
-          description: `Resends every dropped delivery (failed for good) made at or after since that has not been resent yet, at most ${OPERATOR_LIMITS.recover} a call (call again for more). Answers the new deliveries' ids.`,
+          description: `Resends every dropped delivery (failed for good) made at or after since that has not been resent yet, at most ${OPERATOR_LIMITS.recover} a call (call again for more). Answers the new deliveries' ids. Takes one token of the resend rate limit (429 with Retry-After past it).`,
           tags: [OPERATOR_TAG],
           security: apiKeySecurity,
         },

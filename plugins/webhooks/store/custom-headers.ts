@@ -1,5 +1,5 @@
-import type { SealedColumn } from '../../core/db/reseal.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
+import type { SealedColumn } from '../../../core/db/reseal.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
 
 /** A webhook's custom headers: header name to its values, sent with every delivery. */
 export type CustomHeaders = Record<string, string[]>;

@@ -3,7 +3,14 @@ type Waiter<V> = { resolve: (v: V | undefined) => void; reject: (e: unknown) => 
 /**
  * Batches lookups: keys asked for in the same tick, or while every query slot is busy, are answered by
  * the next single query. Hundreds of concurrent handlers then cost a few queries instead of one each,
- * which is what matters on PGlite's single connection and on a busy Postgres pool alike.
+ * which is what matters on PGlite's single connection and on a busy Postgres pool alike. `load` answers
+ * the keys it found; a key missing from its map resolves to undefined, and a failed query rejects every
+ * caller of that batch.
+ *
+ * @example
+ * const users = createBatchLoader(async (ids) => new Map((await selectUsers(ids)).map((u) => [u.id, u])),
+ *   { concurrency: batchingFor(storage).concurrency });
+ * const user = await users.load(id); // undefined when there is none
  */
 export function createBatchLoader<V>(
   load: (keys: string[]) => Promise<Map<string, V>>,

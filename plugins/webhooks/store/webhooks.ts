@@ -1,12 +1,12 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
-import { badRequest, conflict, notFound, ServiceError } from '../../core/errors.ts';
-import { isUuid, uuidv7 } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+
+import { isUuid, uuidv7 } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { WebhookErrors } from '../errors.ts';
+import { webhooks, webhookTriggers } from '../schema.ts';
 import { type CustomHeaders, sealHeaders } from './custom-headers.ts';
-import { WebhookErrors } from './errors.ts';
-import { webhooks, webhookTriggers } from './schema.ts';
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
@@ -31,23 +31,13 @@ function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
-const urlTaken = (url: string) =>
-  conflict(
-    WebhookErrors.TARGET_URL_TAKEN,
-    `body.target_url: another webhook of this organization already has the target_url ${url}; target URLs are unique per organization`,
-  );
+const urlTaken = (url: string) => WebhookErrors.TARGET_URL_TAKEN(url);
 
-export const webhookNotFound = (id: string) =>
-  notFound(WebhookErrors.WEBHOOK_NOT_FOUND, `no webhook ${id} in this organization`);
+export const webhookNotFound = (id: string) => WebhookErrors.WEBHOOK_NOT_FOUND(id);
 
 /** 400 for a path parameter that cannot be a webhook id. */
 export function checkWebhookId(id: string): string {
-  if (!isUuid(id))
-    throw new ServiceError(
-      400,
-      WebhookErrors.INVALID_WEBHOOK_ID,
-      `path parameter webhook_id must be a UUID (got ${JSON.stringify(id)})`,
-    );
+  if (!isUuid(id)) throw WebhookErrors.INVALID_WEBHOOK_ID(id);
   return id.toLowerCase();
 }
 
@@ -78,11 +68,7 @@ export function createWebhookStore(deps: {
             .select({ n: count() })
             .from(webhooks)
             .where(eq(webhooks.orgId, orgId));
-          if (n >= deps.maxWebhooks)
-            throw badRequest(
-              WebhookErrors.TOO_MANY_WEBHOOKS,
-              `this organization has ${n} webhooks; the limit is ${deps.maxWebhooks} webhooks per organization (maxWebhooks): delete one first`,
-            );
+          if (n >= deps.maxWebhooks) throw WebhookErrors.TOO_MANY_WEBHOOKS(n, deps.maxWebhooks);
           const now = clock.now();
           const [row] = await tx.db
             .insert(webhooks)
@@ -176,8 +162,7 @@ export function createWebhookStore(deps: {
         )
         .returning({ name: webhookTriggers.triggerName });
       if (rows.length === 0)
-        throw notFound(
-          WebhookErrors.TRIGGER_NOT_FOUND,
+        throw WebhookErrors.TRIGGER_NOT_FOUND(
           `webhook ${webhookId} has no ${t.triggerType} trigger ${t.triggerName}`,
         );
     },

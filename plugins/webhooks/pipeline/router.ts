@@ -1,14 +1,14 @@
-import { prepared } from '../../core/db/prepared.ts';
-import { acceptedTriggerName } from '../../core/events/index.ts';
-import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
-import { isUuid } from '../../core/ids.ts';
-import type { Logger } from '../../core/log.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import { ack, type Delivered, drop, type EventBus, type JsonValue } from '../../core/ports/event-bus.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { createBatchLoader } from './batch-loader.ts';
-import { createDeliveries } from './deliveries.ts';
-import { batchingFor, createGroupCommit } from './group-commit.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import { acceptedTriggerName } from '../../../core/events/index.ts';
+import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
+import { isUuid } from '../../../core/ids.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { ack, type Delivered, drop, type EventBus, type JsonValue } from '../../../core/ports/event-bus.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { createDeliveries } from './enqueue.ts';
 import type { EventCache } from './loader.ts';
 
 export interface RouterDeps {

@@ -1,7 +1,7 @@
-import { prepared } from '../../core/db/prepared.ts';
-import { uuidv7 } from '../../core/ids.ts';
-import type { EventBus, JsonValue } from '../../core/ports/event-bus.ts';
-import type { Transaction } from '../../core/ports/storage.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import { uuidv7 } from '../../../core/ids.ts';
+import type { EventBus, JsonValue } from '../../../core/ports/event-bus.ts';
+import type { Transaction } from '../../../core/ports/storage.ts';
 
 /** The bus topic of deliveries: one message per (event, webhook), whose id is the delivery's id. */
 export const DELIVERIES_TOPIC = 'webhook-deliveries';

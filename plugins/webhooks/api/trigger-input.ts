@@ -1,7 +1,6 @@
-import { ServiceError } from '../../core/errors.ts';
-import { ACCEPTED_TRIGGER_NAMES, acceptedTriggerName } from '../../core/events/index.ts';
-import { WebhookErrors } from './errors.ts';
-import type { TriggerRef } from './store.ts';
+import { ACCEPTED_TRIGGER_NAMES, acceptedTriggerName } from '../../../core/events/index.ts';
+import { WebhookErrors } from '../errors.ts';
+import type { TriggerRef } from '../store/webhooks.ts';
 
 /** The only synchronous hook (spec, Trigger). */
 export const SYNC_HOOK_NAMES = ['token_minted'] as const;
@@ -15,25 +14,19 @@ export function canonicalTrigger(triggerType: string, triggerName: string, where
   if (triggerType === 'event') {
     const name = acceptedTriggerName(triggerName);
     if (!name)
-      throw new ServiceError(
-        400,
-        WebhookErrors.INVALID_TRIGGER,
+      throw WebhookErrors.INVALID_TRIGGER(
         `${where}.trigger_name: ${JSON.stringify(triggerName)} is not an accepted event trigger name; accepted: ${ACCEPTED_TRIGGER_NAMES.join(', ')}`,
       );
     return { triggerType, triggerName: name };
   }
   if (triggerType === 'sync_hook') {
     if (!(SYNC_HOOK_NAMES as readonly string[]).includes(triggerName))
-      throw new ServiceError(
-        400,
-        WebhookErrors.INVALID_TRIGGER,
+      throw WebhookErrors.INVALID_TRIGGER(
         `${where}.trigger_name: ${JSON.stringify(triggerName)} is not a sync_hook trigger; the only one is ${SYNC_HOOK_NAMES.join(', ')}`,
       );
     return { triggerType, triggerName };
   }
-  throw new ServiceError(
-    400,
-    WebhookErrors.INVALID_TRIGGER,
+  throw WebhookErrors.INVALID_TRIGGER(
     `${where}.trigger_type: must be event or sync_hook (got ${JSON.stringify(triggerType)})`,
   );
 }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { badRequest, CoreErrors, ServiceError } from '../../../core/errors.ts';
+import { CoreErrors } from '../../../core/errors.ts';
 import {
   ACCEPTED_TRIGGER_NAMES,
   acceptedTriggerName,
@@ -21,8 +21,8 @@ import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { WebhookErrors } from '../errors.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
 import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, TAG } from './common.ts';
 
@@ -46,9 +46,7 @@ function definitionOf(name: string, i: number) {
     eventDefinition(name) ??
     ((ALIASES as readonly string[]).includes(name) ? eventDefinition(acceptedTriggerName(name)!) : undefined);
   if (!definition)
-    throw new ServiceError(
-      400,
-      WebhookErrors.UNKNOWN_EVENT,
+    throw WebhookErrors.UNKNOWN_EVENT(
       `body[${i}].event_name: ${JSON.stringify(name)} is not an event of the catalogue; ${KNOWN}`,
     );
   return definition;
@@ -59,17 +57,13 @@ function eventsAskedFor(specs: Spec[], burst: number): number {
   specs.forEach((s, i) => {
     const id = s.analytics_correlation_id;
     if (id !== undefined && id !== '' && !isUuid(id))
-      throw new ServiceError(
-        400,
-        CoreErrors.VALIDATION,
+      throw CoreErrors.VALIDATION(
         `body[${i}].analytics_correlation_id: must be a UUID (got ${JSON.stringify(id)})`,
       );
   });
   const total = specs.reduce((n, s) => n + (s.count ?? 1) * (s.duplicates ? 2 : 1), 0);
   if (total > burst)
-    throw new ServiceError(
-      400,
-      WebhookErrors.TOO_MANY_TEST_EVENTS,
+    throw WebhookErrors.TOO_MANY_TEST_EVENTS(
       `body: asks for ${total} events (count, twice with duplicates); at most ${burst} per request, the burst of the test-events rate limit`,
     );
   return total;
@@ -89,11 +83,9 @@ const listed = (e: ServiceEvent, orgId: string) => ({
  * so a long array of bad entries costs one issue, not one (holding the whole body) per entry.
  */
 function testEventsOf(body: unknown): Spec[] {
-  if (!Array.isArray(body))
-    throw badRequest(CoreErrors.VALIDATION, 'body: must be an array of test event descriptions');
+  if (!Array.isArray(body)) throw CoreErrors.VALIDATION('body: must be an array of test event descriptions');
   if (body.length > TEST_EVENT_LIMITS.specs)
-    throw badRequest(
-      CoreErrors.VALIDATION,
+    throw CoreErrors.VALIDATION(
       `body: must list at most ${TEST_EVENT_LIMITS.specs} entries (got ${body.length})`,
     );
   return parseOrThrow(TestEventsSchema, body, 'body');
@@ -116,11 +108,8 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
       // Only a request that would be served takes tokens: a 400 costs nothing.
       const take = buckets.take(org.id, total);
       if (!take.ok)
-        throw new ServiceError(
-          429,
-          CoreErrors.RATE_LIMITED,
+        throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `test events of organization ${org.id} are limited to ${perMinute} events a minute (bursts of ${burst}); this request asks for ${total}: retry after ${take.retryAfterSeconds} s`,
-          { headers: { 'retry-after': String(take.retryAfterSeconds) } },
         );
       const events: ServiceEvent[] = [];
       const duplicates: ServiceEvent[] = [];

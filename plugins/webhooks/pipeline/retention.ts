@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Logger } from '../../core/log.ts';
-import type { Worker } from '../../core/plugin.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Worker } from '../../../core/plugin.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 
 const DAY = 86_400_000;
 const CHUNK = 5000;

@@ -1,9 +1,9 @@
-import { prepared } from '../../core/db/prepared.ts';
-import { isUuid } from '../../core/ids.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { createBatchLoader } from './batch-loader.ts';
-import { batchingFor } from './group-commit.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { batchingFor } from '../../../core/batching/group-commit.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import { isUuid } from '../../../core/ids.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 
 /** What one attempt needs: the delivery, its webhook (null once deleted) and the event. */
 export interface DeliveryToAttempt {

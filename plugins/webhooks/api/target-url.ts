@@ -1,4 +1,4 @@
-import { isIpLiteralHost, isLocalhostName } from '../../adapters/fetch-delivery/index.ts';
+import { isIpLiteralHost, isLocalhostName } from '../../../core/net/address.ts';
 
 /** Longest target_url accepted, in characters. */
 export const MAX_TARGET_URL_LENGTH = 2048;

@@ -1,17 +1,21 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { ServiceError } from '../../../core/errors.ts';
+import type { ServiceError } from '../../../core/errors.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { type CustomHeaders, type createHeaderOpener, customHeaderProblems } from '../custom-headers.ts';
-import { parseTimeout } from '../duration.ts';
 import { WebhookErrors } from '../errors.ts';
-import { webhookJson } from '../present.ts';
 import { WebhookCreateSchema, WebhookIdParams, WebhookPatchSchema, WebhookSchema } from '../schema.ts';
-import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store.ts';
-import { checkTargetUrl } from '../target-url.ts';
+import {
+  type CustomHeaders,
+  type createHeaderOpener,
+  customHeaderProblems,
+} from '../store/custom-headers.ts';
+import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
+import { parseTimeout } from './duration.ts';
+import { webhookJson } from './present.ts';
+import { checkTargetUrl } from './target-url.ts';
 
 type Patch = v.InferOutput<typeof WebhookPatchSchema>;
 
@@ -21,7 +25,7 @@ function toInput(body: Patch): WebhookInput {
   const input: WebhookInput = {};
   if (body.name !== undefined) input.name = body.name;
   if (body.description !== undefined) input.description = body.description;
-  let code: string = WebhookErrors.INVALID_TARGET_URL;
+  let raise: (message: string) => ServiceError = WebhookErrors.INVALID_TARGET_URL;
   if (body.target_url !== undefined) {
     const check = checkTargetUrl(body.target_url);
     if (check.ok) input.targetUrl = check.url;
@@ -33,7 +37,7 @@ function toInput(body: Patch): WebhookInput {
       const t = parseTimeout(body.timeout);
       if ('ns' in t) input.timeoutNs = t.ns;
       else {
-        if (!problems.length) code = WebhookErrors.INVALID_TIMEOUT;
+        if (!problems.length) raise = WebhookErrors.INVALID_TIMEOUT;
         problems.push(`body.timeout: ${t.problem}`);
       }
     }
@@ -44,12 +48,12 @@ function toInput(body: Patch): WebhookInput {
       const found = customHeaderProblems(body.custom_headers);
       if (found.length === 0) input.customHeaders = body.custom_headers as CustomHeaders;
       else {
-        if (!problems.length) code = WebhookErrors.INVALID_CUSTOM_HEADERS;
+        if (!problems.length) raise = WebhookErrors.INVALID_CUSTOM_HEADERS;
         problems.push(...found.map((p) => `body.custom_headers: ${p}`));
       }
     }
   }
-  if (problems.length) throw new ServiceError(400, code, problems.join('; '));
+  if (problems.length) throw raise(problems.join('; '));
   return input;
 }
 

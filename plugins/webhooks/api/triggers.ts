@@ -5,9 +5,9 @@ import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { TriggerSchema, WebhookIdParams } from '../schema.ts';
-import { checkWebhookId, type WebhookStore } from '../store.ts';
-import { canonicalTrigger } from '../triggers.ts';
+import { checkWebhookId, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
+import { canonicalTrigger } from './trigger-input.ts';
 
 const TriggerQuery = v.object({
   trigger_type: v.pipe(v.string(), v.minLength(1, 'is required')),

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { badRequest, conflict, notFound } from '../../core/errors.ts';
-import { triggerListName } from '../../core/events/trigger-names.ts';
-import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { EventBus } from '../../core/ports/event-bus.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { createDeliveries } from './deliveries.ts';
-import { WebhookErrors } from './errors.ts';
-import { isoOf } from './present.ts';
+
+import { triggerListName } from '../../../core/events/trigger-names.ts';
+import { base64url, fromBase64url, isUuid } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { EventBus } from '../../../core/ports/event-bus.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { isoOf } from '../api/present.ts';
+import { WebhookErrors } from '../errors.ts';
+import { createDeliveries } from '../pipeline/enqueue.ts';
 
 /** Deliveries answered per page at most, and resent per recover call at most. */
 export const OPERATOR_LIMITS = { page: 100, defaultPage: 20, recover: 1000 } as const;
@@ -64,10 +64,7 @@ function decodeCursor(cursor: string): string {
     const id = new TextDecoder().decode(fromBase64url(cursor));
     if (isUuid(id)) return id;
   } catch {}
-  throw badRequest(
-    WebhookErrors.INVALID_CURSOR,
-    `query.cursor: not a cursor this endpoint returned (got ${JSON.stringify(cursor)})`,
-  );
+  throw WebhookErrors.INVALID_CURSOR(cursor);
 }
 
 /** What operators see and do with a webhook's deliveries (API.md, "Beyond the spec"). */
@@ -143,21 +140,10 @@ export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clo
         select d.*, (e.event_id is not null) as stored from webhook_deliveries d
         left join webhook_events e on e.event_id = d.event_id
         where d.id = ${deliveryId} and d.webhook_id = ${webhookId} and d.org_id = ${orgId}`);
-      if (!d)
-        throw notFound(
-          WebhookErrors.DELIVERY_NOT_FOUND,
-          `webhook ${webhookId} has no delivery ${deliveryId}`,
-        );
+      if (!d) throw WebhookErrors.DELIVERY_NOT_FOUND(webhookId, deliveryId);
       if (d.status === 'pending' || d.status === 'retrying')
-        throw conflict(
-          WebhookErrors.DELIVERY_IN_PROGRESS,
-          `delivery ${deliveryId} is ${d.status}: it is still being attempted; resend it once it has succeeded or been dropped`,
-        );
-      if (!d.stored)
-        throw conflict(
-          WebhookErrors.DELIVERY_NOT_FOUND,
-          `the event of delivery ${deliveryId} is no longer stored`,
-        );
+        throw WebhookErrors.DELIVERY_IN_PROGRESS(deliveryId, d.status);
+      if (!d.stored) throw WebhookErrors.DELIVERY_EVENT_GONE(deliveryId);
       const [id] = await resendRows(orgId, [d]);
       const [made] = await storage.query<Row>(sql`select * from webhook_deliveries where id = ${id!}`);
       return deliveryJson(made!, []);

@@ -1,4 +1,4 @@
-import type { Clock } from '../../core/ports/clock.ts';
+import type { Clock } from './ports/clock.ts';
 
 export interface TokenBucketOptions {
   /** Tokens a full bucket holds: the burst. @default 60 */
@@ -23,6 +23,11 @@ interface Bucket {
  * `perMinute` up to `capacity`. The buckets live in this process, so with several replicas behind a
  * load balancer an organization may get up to `replicas` times the rate: a bound against abuse of one
  * replica, not an exact global quota.
+ *
+ * @example
+ * const buckets = createTokenBuckets({ clock, perMinute: 60, capacity: 20 });
+ * const take = buckets.take(orgId);
+ * if (!take.ok) throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })('...');
  */
 export function createTokenBuckets(options: TokenBucketOptions) {
   const capacity = options.capacity ?? 60;

@@ -95,6 +95,25 @@ export function createSsrfPolicy(allowPrivate: readonly string[] = []): SsrfPoli
   };
 }
 
+/**
+ * The widest private ranges an allowance may name outside development: an IPv4 /8 (all of 10.0.0.0/8,
+ * or loopback) and an IPv6 /32. Anything wider, 0.0.0.0/0 or ::/0 above all, would switch the SSRF
+ * guard off rather than make an exception to it.
+ */
+export const WIDEST_ALLOWANCE = { ipv4: 8, ipv6: 32 } as const;
+
+/**
+ * True when an allowance (a CIDR of DELIVERY_ALLOW_PRIVATE) is wider than WIDEST_ALLOWANCE. IPv4-mapped
+ * IPv6 is judged as the IPv4 range it covers. Throws on a CIDR ipaddr.js cannot parse.
+ *
+ * @example isTooWideAllowance('0.0.0.0/0') // true
+ * @example isTooWideAllowance('127.0.0.0/8') // false
+ */
+export function isTooWideAllowance(cidr: string): boolean {
+  const [address, bits] = normaliseCidr(cidr);
+  return bits < WIDEST_ALLOWANCE[address.kind()];
+}
+
 // Addresses are compared in canonical form, so an allowance written as IPv4-mapped IPv6
 // (::ffff:127.0.0.0/104) is turned into the IPv4 range it covers.
 function normaliseCidr(cidr: string): [Address, number] {
