@@ -126,6 +126,10 @@ const EnvSchema = v.object({
     str('BODY_LIMIT', 'must be a byte count from 1024 to 67108864', isInt(1024, 64 * 1024 * 1024)),
     String(1024 * 1024),
   ),
+  REQUEST_TIMEOUT_MS: v.optional(
+    str('REQUEST_TIMEOUT_MS', 'must be an integer from 1000 to 250000', isInt(1000, 250_000)),
+    '10000',
+  ),
   DELIVERY_ALLOW_PRIVATE: v.optional(
     str('DELIVERY_ALLOW_PRIVATE', 'must be a comma-separated list of CIDRs such as 127.0.0.0/8', (s) =>
       list(s).every(isCidr),
@@ -214,6 +218,8 @@ export interface Config {
   plugins: string[] | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
+  /** How long a request body may take to arrive before the answer is 408. */
+  requestTimeoutMs: number;
   /** TEST_EVENTS_RATE_LIMIT: test events a minute and burst per organization; unset: the plugin's default. */
   testEventsRateLimit: { perMinute: number; burst: number } | undefined;
   deliveryAllowPrivate: string[];
@@ -281,6 +287,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
+    requestTimeoutMs: Number(e.REQUEST_TIMEOUT_MS),
     testEventsRateLimit: rateOf(e.TEST_EVENTS_RATE_LIMIT),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,

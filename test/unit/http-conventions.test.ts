@@ -105,7 +105,7 @@ describe('errors and the envelope', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(r.status).toBe(400);
-    expect(r.json.errors[0].message).toContain('request body is not valid JSON');
+    expect(r.json.errors[0].message).toBe('request body must be JSON: it ends before the JSON value is complete');
   });
 
   it('answers a body over the limit with 413, declared or streamed', async () => {
