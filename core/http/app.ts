@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { checkBodyDepth } from './body-depth.ts';
 import { MUTATING, markArrival } from './consistency.ts';
+import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { isRegisteredMethod, methodIndex } from './methods.ts';
@@ -124,7 +125,8 @@ export function createHttpApp(options: HttpAppOptions) {
   })
     .use(
       openapi({
-        path: '/docs',
+        // The page is docsUi's, served from the installed package; this plugin gives the document only.
+        provider: null,
         specPath: '/openapi.json',
         mapJsonSchema: { valibot: openApiSchema },
         documentation: {
@@ -140,9 +142,10 @@ export function createHttpApp(options: HttpAppOptions) {
             },
           },
         },
-        exclude: { paths: ['/docs', '/openapi.json'] },
+        exclude: { paths: ['/docs', '/openapi.json', ...DOCS_PATHS] },
       }),
     )
+    .use(docsUi())
     .onRequest(({ request, set }) => {
       const id = requestIdOf(request.headers);
       ids.set(request, id);
