@@ -134,6 +134,10 @@ const EnvSchema = v.object({
     str('BODY_LIMIT', 'must be a byte count from 1024 to 67108864', isInt(1024, 64 * 1024 * 1024)),
     String(1024 * 1024),
   ),
+  REQUEST_TIMEOUT_MS: v.optional(
+    str('REQUEST_TIMEOUT_MS', 'must be an integer from 1000 to 250000', isInt(1000, 250_000)),
+    '10000',
+  ),
   DELIVERY_ALLOW_PRIVATE: v.optional(
     str('DELIVERY_ALLOW_PRIVATE', 'must be a comma-separated list of CIDRs such as 127.0.0.0/8', (s) =>
       list(s).every(isCidr),
@@ -227,6 +231,8 @@ export interface Config {
   plugins: string[] | undefined;
   logLevel: LogLevel;
   bodyLimit: number;
+  /** How long a request body may take to arrive before the answer is 408. */
+  requestTimeoutMs: number;
   deliveryAllowPrivate: string[];
   deliveryHostMap: Record<string, string>;
   /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
@@ -299,6 +305,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     plugins: e.PLUGINS === undefined ? undefined : list(e.PLUGINS),
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
+    requestTimeoutMs: Number(e.REQUEST_TIMEOUT_MS),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,

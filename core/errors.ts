@@ -99,6 +99,12 @@ export const CoreErrors = defineErrors({
     message: (limit: number) => `request body is larger than the limit of ${limit} bytes`,
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: detail },
+  /** The body did not arrive within REQUEST_TIMEOUT_MS; raised `.with({ headers: { connection: 'close' } })`. */
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: (ms: number) =>
+      `the request body did not arrive within ${ms} ms (REQUEST_TIMEOUT_MS); send it whole and retry`,
+  },
   MISSING_ORG_ID: { status: 400, message: detail },
   MISSING_API_KEY: { status: 401, message: (header: string) => `header ${header} is required` },
   INVALID_API_KEY: { status: 401, message: (header: string) => `the ${header} is not a valid API key` },

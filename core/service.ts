@@ -205,7 +205,11 @@ export async function composeService(options: ComposeOptions) {
   return {
     app,
     /** The app's fetch handler behind the front door (routable URL, body limit): what servers and tests call. */
-    fetch: frontDoor((request) => app.handle(request), { bodyLimit: config.bodyLimit, log }),
+    fetch: frontDoor((request) => app.handle(request), {
+      bodyLimit: config.bodyLimit,
+      requestTimeoutMs: config.requestTimeoutMs,
+      log,
+    }),
     ctx,
     plugins: enabled.map((p) => p.id),
     workers,

@@ -10,6 +10,9 @@ await serve('bun', {
       // The app refuses bodies over BODY_LIMIT with the envelope; this is only the server's own backstop
       // (Bun's default), far enough above it that clients see the envelope, not Bun's bare 413.
       maxRequestBodySize: Math.max(config.bodyLimit * 2, 128 * 1024 * 1024),
+      // Bun closes a connection idle this many seconds (10 by default): kept past REQUEST_TIMEOUT_MS so a
+      // stalled body gets the app's 408 rather than a silent close.
+      idleTimeout: Math.min(255, Math.ceil(config.requestTimeoutMs / 1000) + 5),
     });
     return {
       port: server.port ?? config.port,

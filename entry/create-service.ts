@@ -3,6 +3,7 @@ import type { Config } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/log.ts';
 import type { ServiceDefinition } from '../core/plugin.ts';
 import { composeService, type Service } from '../core/service.ts';
+import type { StartSteps } from './first-start.ts';
 import { createPorts, type PortOverrides } from './ports.ts';
 import { loadServiceDefinition } from './service-definition.ts';
 import { VERSION } from './version.ts';
@@ -14,6 +15,8 @@ export interface CreateServiceOptions {
   overrides?: PortOverrides;
   /** Elysia's runtime adapter (Node); Bun and Deno use the web-standard default. */
   adapter?: ElysiaAdapter;
+  /** Says the slow steps of a first start as they begin (the server entry passes standard error). */
+  steps?: StartSteps;
 }
 
 /**
@@ -27,7 +30,12 @@ export interface CreateServiceOptions {
  */
 export async function createService(config: Config, options: CreateServiceOptions = {}): Promise<Service> {
   const log = options.log ?? createLogger(config.logLevel);
+  const steps = options.steps;
+  if (steps?.newMasterKey) steps.say(`generating a master key into ${config.dataDir}/master.key`);
+  if (steps?.freshDatabase)
+    steps.say(`creating the embedded database in ${config.dataDir}/pglite (first start: a few seconds)`);
   const ports = await createPorts(config, log, options.overrides);
+  if (steps?.freshDatabase) steps.say('applying migrations to the new database');
   try {
     return await composeService({
       config,

@@ -6,6 +6,7 @@ import { StorageError } from '../core/ports/storage.ts';
 import type { Service } from '../core/service.ts';
 import { createService } from './create-service.ts';
 import { ensureDevOrganization } from './dev-organization.ts';
+import { checkPortFree, startSteps } from './first-start.ts';
 
 export type Runtime = 'bun' | 'node' | 'deno';
 
@@ -33,10 +34,18 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     return fail(e instanceof ConfigError ? e.message : String(e));
   }
   const log: Logger = createLogger(config.logLevel, { runtime });
+  // Before anything is made on disk: a busy port is one clear line, not a data directory left behind.
+  try {
+    await checkPortFree(config.host, config.port);
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+  const steps = startSteps(config);
   let service: Service;
   try {
     service = await createService(config, {
       log,
+      steps,
       ...(listener.adapter ? { adapter: listener.adapter } : {}),
     });
   } catch (e) {
@@ -56,6 +65,8 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     return fail(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
   }
   await service.start();
+  if (steps.freshDatabase && config.env !== 'production')
+    steps.say('creating the development organization and its API key');
   await ensureDevOrganization(service, config, log);
   log.info('listening', {
     url: `http://${config.host}:${server.port}`,

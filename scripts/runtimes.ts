@@ -2,12 +2,15 @@
  * Starts the server on Bun, Node and Deno in turn (each on a fresh embedded database), runs the shared
  * smoke body against it, and checks that SIGTERM stops it cleanly. `npm run test:runtimes`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pkg from '../package.json' with { type: 'json' };
 import { smoke } from '../test/runtimes/smoke.ts';
 
+/** Short, so the smoke's stalled request gets its 408 soon. */
+const REQUEST_TIMEOUT_MS = 2000;
 const ROOT = join(import.meta.dir, '..');
 const BIN = join(ROOT, 'node_modules', '.bin');
 
@@ -20,30 +23,18 @@ const freePort = () =>
     });
   });
 
-async function buildForNode(): Promise<string> {
-  const out = join(ROOT, 'dist', 'node');
-  const build = Bun.spawnSync(
-    [
-      process.execPath,
-      'build',
-      join(ROOT, 'entry/node.ts'),
-      '--target=node',
-      '--packages=external',
-      `--outdir=${out}`,
-    ],
-    {
-      stdout: 'inherit',
-      stderr: 'inherit',
-    },
-  );
-  if (build.exitCode !== 0) throw new Error('bun build for Node failed');
-  return join(out, 'node.js');
+/** The command of an npm start script, run directly (npm would stand between the signal and the server). */
+function startScript(name: string): string[] {
+  const scripts: Record<string, string> = pkg.scripts;
+  const [program = '', ...args] = (scripts[name] ?? '').split(' ');
+  return [existsSync(join(BIN, program)) ? join(BIN, program) : program, ...args];
 }
 
-const commands: Record<string, () => Promise<string[]>> = {
-  bun: async () => [process.execPath, join(ROOT, 'entry/bun.ts')],
-  node: async () => ['node', await buildForNode()],
-  deno: async () => [join(BIN, 'deno'), 'run', '-A', '--quiet', join(ROOT, 'entry/deno.ts')],
+// The documented ways to start: `npm start`, `npm run start:node`, `npm run start:deno`.
+const commands: Record<string, () => string[]> = {
+  bun: () => [process.execPath, ...startScript('start').slice(1)],
+  node: () => startScript('start:node'),
+  deno: () => startScript('start:deno'),
 };
 
 async function runOne(
@@ -52,7 +43,7 @@ async function runOne(
   const started = performance.now();
   const dir = mkdtempSync(join(tmpdir(), `ids-${runtime}-`));
   const port = await freePort();
-  const proc = Bun.spawn(await commands[runtime]!(), {
+  const proc = Bun.spawn(commands[runtime]!(), {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -62,6 +53,7 @@ async function runOne(
       LOG_LEVEL: 'info',
       DATABASE_URL: '',
       NATS_URL: '',
+      REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -87,7 +79,13 @@ async function runOne(
     const orgId = output.match(/Service-OrgID: (\S+)/)?.[1];
     const apiKey = output.match(/Service-API-Key: (\S+)/)?.[1];
     if (!orgId || !apiKey) throw new Error(`no development organization printed:\n${output}`);
-    const checks = await smoke({ baseUrl: `http://127.0.0.1:${port}`, orgId, apiKey });
+    const checks = await smoke({
+      baseUrl: `http://127.0.0.1:${port}`,
+      orgId,
+      apiKey,
+      runtime,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    });
     proc.kill('SIGTERM');
     const code = await Promise.race([proc.exited, Bun.sleep(15_000).then(() => 'timeout' as const)]);
     if (code !== 0) throw new Error(`SIGTERM did not stop the server cleanly (exit ${code}):\n${output}`);

@@ -5,8 +5,10 @@ import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { checkBodyDepth } from './body-depth.ts';
 import { MUTATING, markArrival } from './consistency.ts';
+import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
+import { isRegisteredMethod, methodIndex } from './methods.ts';
 import { requestIdOf } from './request-id.ts';
 import { urlPathOf } from './request-target.ts';
 import { formatIssues } from './validation.ts';
@@ -30,32 +32,69 @@ function openApiSchema(schema: Parameters<typeof toJsonSchema>[0]) {
   return rest;
 }
 
+/** Statuses whose responses have no body (RFC 9110); Deno refuses to build a Response that has one. */
+const NULL_BODY = new Set([204, 205, 304]);
+
+/** Where a JSON body went wrong, when the parser's message says so cheaply. */
+function jsonProblem(request: Request, cause: unknown): string {
+  const said = cause instanceof Error ? cause.message : '';
+  const type = request.headers.get('content-type');
+  const sentAs = type && !type.includes('json') ? ` (it was sent as ${type.split(';')[0]})` : '';
+  if (/end of (json )?(input|data)|EOF/i.test(said))
+    return `request body must be JSON: it ends before the JSON value is complete${sentAs}`;
+  const at = /position (\d+)/.exec(said)?.[1];
+  if (at) return `request body must be JSON: unexpected character at position ${at}${sentAs}`;
+  return `request body must be JSON${sentAs}`;
+}
+
+/** Elysia's response headers as Headers, a header set more than once (set-cookie) included. */
+function headersOf(set: Record<string, string | string[] | number | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(set)) {
+    if (Array.isArray(value)) for (const one of value) headers.append(name, one);
+    else if (value !== undefined) headers.set(name, String(value));
+  }
+  return headers;
+}
+
+type Answer = { status: number; body: ReturnType<typeof errorEnvelope>; headers?: Record<string, string> };
+
+/** The answer to a request no route takes: 501 for a method nobody knows, 405 with Allow, or 404. */
+function noRoute(request: Request, allowed: (path: string) => string[]): Answer {
+  const path = urlPathOf(request.url);
+  const method = request.method;
+  if (!isRegisteredMethod(method))
+    return { status: 501, body: errorEnvelope(501, `method ${method} is not implemented by this service`) };
+  const methods = allowed(path);
+  if (methods.length && !methods.includes(method))
+    return {
+      status: 405,
+      body: errorEnvelope(405, `method ${method} is not allowed on ${path}; allowed: ${methods.join(', ')}`),
+      headers: { allow: methods.join(', ') },
+    };
+  return { status: 404, body: errorEnvelope(404, `no route for ${method} ${path}`) };
+}
+
 /** Turns any thrown value into the envelope, with the status it deserves. */
 function toEnvelope(
   code: string | number,
   error: unknown,
   request: Request,
-): { status: number; body: ReturnType<typeof errorEnvelope>; headers?: Record<string, string> } {
+  allowed: (path: string) => string[],
+): Answer {
   if (error instanceof ServiceError)
     return { status: error.status, body: errorEnvelope(error.status, error.message), headers: error.headers };
-  if (code === 'NOT_FOUND')
-    return {
-      status: 404,
-      body: errorEnvelope(404, `no route for ${request.method} ${urlPathOf(request.url)}`),
-    };
+  if (code === 'NOT_FOUND') return noRoute(request, allowed);
   if (code === 'PARSE') {
-    // The body limit errors the request stream; the parser wraps that error.
+    // The body limit and the request timeout error the request stream; the parser wraps that error.
     const cause = (error as Error).cause;
     if (cause instanceof ServiceError)
-      return { status: cause.status, body: errorEnvelope(cause.status, cause.message) };
-    const json = (request.headers.get('content-type') ?? '').includes('json');
-    return {
-      status: 400,
-      body: errorEnvelope(
-        400,
-        json ? 'request body is not valid JSON' : 'request body could not be parsed for its content-type',
-      ),
-    };
+      return {
+        status: cause.status,
+        body: errorEnvelope(cause.status, cause.message),
+        headers: cause.headers,
+      };
+    return { status: 400, body: errorEnvelope(400, jsonProblem(request, cause)) };
   }
   if (code === 'VALIDATION') {
     const e = error as { type?: string; validator?: unknown; value?: unknown; message?: string };
@@ -80,12 +119,14 @@ function toEnvelope(
 export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
   const ids = new WeakMap<Request, string>();
-  return new Elysia({
+  const allowed = methodIndex(() => app.routes);
+  const app = new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
   })
     .use(
       openapi({
-        path: '/docs',
+        // The page is docsUi's, served from the installed package; this plugin gives the document only.
+        provider: null,
         specPath: '/openapi.json',
         mapJsonSchema: { valibot: openApiSchema },
         documentation: {
@@ -101,9 +142,10 @@ export function createHttpApp(options: HttpAppOptions) {
             },
           },
         },
-        exclude: { paths: ['/docs', '/openapi.json'] },
+        exclude: { paths: ['/docs', '/openapi.json', ...DOCS_PATHS] },
       }),
     )
+    .use(docsUi())
     .onRequest(({ request, set }) => {
       const id = requestIdOf(request.headers);
       ids.set(request, id);
@@ -111,8 +153,16 @@ export function createHttpApp(options: HttpAppOptions) {
       if (MUTATING.has(request.method)) markArrival(request);
     })
     .onTransform(({ body }) => checkBodyDepth(body))
+    // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
+    // nothing), which Deno refuses after the handler has run (a 500 for a committed write).
+    // (onAfterHandle, not mapResponse: a mapResponse hook empties the bodies onError returns.)
+    .onAfterHandle({ as: 'global' }, ({ response, set }) => {
+      if (response instanceof Response || typeof set.status !== 'number' || !NULL_BODY.has(set.status))
+        return;
+      return new Response(null, { status: set.status, headers: headersOf(set.headers) });
+    })
     .onError(({ code, error, request, set }) => {
-      const { status, body, headers } = toEnvelope(code, error, request);
+      const { status, body, headers } = toEnvelope(code, error, request, allowed);
       const id = ids.get(request);
       if (status >= 500)
         log.error('request failed', {
@@ -127,4 +177,5 @@ export function createHttpApp(options: HttpAppOptions) {
       set.headers['content-type'] = 'application/json';
       return body;
     });
+  return app;
 }

@@ -2,12 +2,30 @@ import { CoreErrors } from '../errors.ts';
 
 const tooLarge = (limit: number) => CoreErrors.BODY_TOO_LARGE(limit);
 
+const timedOut = (ms: number) => CoreErrors.REQUEST_TIMEOUT.with({ headers: { connection: 'close' } })(ms);
+
+export interface BodyRules {
+  /** The largest body in bytes. */
+  limit: number;
+  /** How long the body may take to arrive, from when the headers were read. */
+  timeoutMs: number;
+}
+
+/** A request admitted with its body rules, and `settle()` to drop the timer once the answer is out. */
+export interface AdmittedRequest {
+  request: Request;
+  settle(): void;
+}
+
+const nothing = () => {};
+
 /**
- * Caps a request body at `limit` bytes, declared or streamed: a declared length above it is refused at
- * once (and one that is not a decimal number of bytes is a 400); a stream that passes it errors, and
- * that error reaches the error handler as a 413.
+ * Puts a request body under its rules: a declared length above the limit is refused at once (and one
+ * that is not a decimal number of bytes is a 400); a stream that passes the limit errors, and a body
+ * still incomplete after `timeoutMs` errors too. Those errors reach the error handler as 413 and 408.
  */
-export function limitRequestBody(request: Request, limit: number): Request {
+export function admitBody(request: Request, rules: BodyRules): AdmittedRequest {
+  const { limit, timeoutMs } = rules;
   const declared = request.headers.get('content-length');
   if (declared !== null) {
     if (!/^\s*\d+\s*$/.test(declared))
@@ -16,16 +34,32 @@ export function limitRequestBody(request: Request, limit: number): Request {
       );
     if (Number(declared) > limit) throw tooLarge(limit);
   }
-  if (!request.body || declared !== null) return request;
+  if (!request.body) return { request, settle: nothing };
   let seen = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const settle = () => clearTimeout(timer);
   const counted = request.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        timer = setTimeout(() => controller.error(timedOut(timeoutMs)), timeoutMs);
+      },
       transform(chunk, controller) {
         seen += chunk.byteLength;
-        if (seen > limit) controller.error(tooLarge(limit));
-        else controller.enqueue(chunk);
+        if (seen > limit) {
+          settle();
+          controller.error(tooLarge(limit));
+        } else controller.enqueue(chunk);
       },
+      flush: settle,
     }),
   );
-  return new Request(request, { body: counted, duplex: 'half' } as RequestInit);
+  // Built from parts: Node's server hands over a request object that `new Request(request, init)` refuses.
+  const admitted = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: counted,
+    signal: request.signal,
+    duplex: 'half',
+  } as RequestInit);
+  return { request: admitted, settle };
 }

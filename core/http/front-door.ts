@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { limitRequestBody } from './body.ts';
+import { type AdmittedRequest, admitBody } from './body.ts';
 import { errorEnvelope } from './envelope.ts';
 import { requestIdOf } from './request-id.ts';
 import { routableRequest, urlPathOf } from './request-target.ts';
@@ -8,20 +8,37 @@ import { routableRequest, urlPathOf } from './request-target.ts';
 export interface FrontDoorOptions {
   /** The request body limit in bytes. */
   bodyLimit: number;
+  /** How long a request body may take to arrive before the answer is 408. @default 10000 */
+  requestTimeoutMs?: number;
   log: Logger;
+}
+
+/** Statuses whose responses have no body (RFC 9110): Deno refuses to build one that has, Bun sends it. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** The response as HTTP allows it: a null-body status with a body loses the body, nothing else. */
+function bodyAsAllowed(response: Response): Response {
+  if (response.body === null || !NULL_BODY.has(response.status)) return response;
+  void response.body.cancel().catch(() => {});
+  return new Response(null, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /**
  * What every request passes before the app: a URL the router can use whatever the Host header said,
- * and the body limit; and where each answer is logged, with the status it really had. A refusal here
- * is the usual envelope, with a request id and a log line.
+ * the body limit and the request timeout; and where each answer is logged, with the status it really
+ * had. A refusal here is the usual envelope, with a request id and a log line.
  */
 export function frontDoor(handle: (request: Request) => Promise<Response>, options: FrontDoorOptions) {
   const { bodyLimit, log } = options;
+  const rules = { limit: bodyLimit, timeoutMs: options.requestTimeoutMs ?? 10_000 };
   return (request: Request): Promise<Response> => {
-    let admitted: Request;
+    let admitted: AdmittedRequest;
     try {
-      admitted = limitRequestBody(routableRequest(request), bodyLimit);
+      admitted = admitBody(routableRequest(request), rules);
     } catch (e) {
       const status = e instanceof ServiceError ? e.status : 400;
       const message = e instanceof ServiceError ? e.message : 'the request could not be read';
@@ -37,17 +54,25 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
         Response.json(errorEnvelope(status, message), { status, headers: { 'x-request-id': id } }),
       );
     }
-    if (!log.enabled('info')) return handle(admitted);
     const start = performance.now();
-    return handle(admitted).then((response) => {
-      log.info('request', {
-        request_id: response.headers.get('x-request-id'),
-        method: request.method,
-        path: urlPathOf(request.url),
-        status: response.status,
-        ms: Math.round((performance.now() - start) * 100) / 100,
-      });
-      return response;
-    });
+    return handle(admitted.request).then(
+      (answer) => {
+        admitted.settle();
+        const response = bodyAsAllowed(answer);
+        if (log.enabled('info'))
+          log.info('request', {
+            request_id: response.headers.get('x-request-id'),
+            method: request.method,
+            path: urlPathOf(request.url),
+            status: response.status,
+            ms: Math.round((performance.now() - start) * 100) / 100,
+          });
+        return response;
+      },
+      (e) => {
+        admitted.settle();
+        throw e;
+      },
+    );
   };
 }

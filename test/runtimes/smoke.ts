@@ -2,15 +2,10 @@
  * One smoke body shared by every runtime: talks to a running server over HTTP and throws on the first
  * thing that is not as it should be.
  */
-export interface SmokeTarget {
-  baseUrl: string;
-  orgId: string;
-  apiKey: string;
-}
+import { check, type SmokeTarget } from './http.ts';
+import { smokeWrites } from './smoke-writes.ts';
 
-const check = (cond: boolean, what: string) => {
-  if (!cond) throw new Error(`smoke check failed: ${what}`);
-};
+export type { SmokeTarget } from './http.ts';
 
 export async function smoke(t: SmokeTarget): Promise<string[]> {
   const done: string[] = [];
@@ -73,5 +68,6 @@ export async function smoke(t: SmokeTarget): Promise<string[]> {
     'OpenAPI 3.1 document lists /organizations',
   );
   done.push('openapi');
+  done.push(...(await smokeWrites(t)));
   return done;
 }

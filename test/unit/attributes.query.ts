@@ -1,5 +1,6 @@
 /** Query strings, request bodies on DELETE and paths, part of the attribute buckets' behaviour suite (attributes.behaviour.ts). */
 import { describe, expect, it } from 'bun:test';
+import { expectStatus } from '../helpers/expect-status.ts';
 import type { CallOptions, TestService } from '../helpers/service.ts';
 
 const ALL = '/organizations/attributes';
@@ -138,13 +139,16 @@ export function attributesQuery(label: string, service: () => TestService) {
       expect(await read()).toEqual({ c: 3 });
     });
 
-    it('answers a JSON 404 to DELETE /organizations/attributes/ (no bucket named), deleting nothing', async () => {
+    it('answers DELETE /organizations/attributes/ (no bucket named) with 405 or 404, deleting nothing', async () => {
       await call('PUT', RW, { body: { a: 1 } });
-      for (const path of [ALL, `${ALL}/`, `${ALL}//`]) {
+      for (const path of [ALL, `${ALL}/`]) {
         const r = await call('DELETE', path);
-        expect(r.status).toBe(404);
-        expect(r.json).toEqual({ errors: [{ httpcode: 404, message: `no route for DELETE ${path}` }] });
+        await expectStatus(r, 405);
+        expect(r.headers.get('allow')).toBe('GET, HEAD, PATCH, PUT');
       }
+      const r = await call('DELETE', `${ALL}//`);
+      await expectStatus(r, 404);
+      expect(r.json).toEqual({ errors: [{ httpcode: 404, message: `no route for DELETE ${ALL}//` }] });
       expect(await read()).toEqual({ a: 1 });
     });
   });

@@ -13,13 +13,18 @@ const COPIES: Array<[copy: string, source: string]> = [
 ];
 
 describe('the documents a clone carries', () => {
-  it.each(COPIES)('%s is a current copy of the shared %s (checked where ../shared exists)', (copy, source) => {
-    const text = readFileSync(join(ROOT, copy), 'utf8');
-    expect(text.length).toBeGreaterThan(1000);
-    const upstream = join(SHARED, source);
-    if (existsSync(upstream))
-      expect(text === readFileSync(upstream, 'utf8'), `${copy} is stale: copy ${upstream} again`).toBe(true);
-  });
+  it.each(COPIES)(
+    '%s is a current copy of the shared %s (checked where ../shared exists)',
+    (copy, source) => {
+      const text = readFileSync(join(ROOT, copy), 'utf8');
+      expect(text.length).toBeGreaterThan(1000);
+      const upstream = join(SHARED, source);
+      if (existsSync(upstream))
+        expect(text === readFileSync(upstream, 'utf8'), `${copy} is stale: copy ${upstream} again`).toBe(
+          true,
+        );
+    },
+  );
 
   it('sends no reader to ../shared from the README, docs/ or BENCHMARKS.md', () => {
     const files = ['README.md', 'BENCHMARKS.md', 'docs/README.md', 'docs/writing-a-plugin.md'];

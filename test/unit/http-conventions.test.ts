@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { withConsistency } from '../../core/http/consistency.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { probePlugin } from '../helpers/probe-plugin.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -105,7 +106,9 @@ describe('errors and the envelope', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(r.status).toBe(400);
-    expect(r.json.errors[0].message).toContain('request body is not valid JSON');
+    expect(r.json.errors[0].message).toBe(
+      'request body must be JSON: it ends before the JSON value is complete',
+    );
   });
 
   it('answers a body over the limit with 413, declared or streamed', async () => {
@@ -265,7 +268,29 @@ describe('operations endpoints', () => {
     expect(body.required).toEqual(['name']);
     expect(body.properties.name.maxLength).toBe(20);
     const docs = await t.call('GET', '/docs');
-    expect(docs.status).toBe(200);
-    expect(docs.text).toContain('"url":"openapi.json"');
+    await expectStatus(docs, 200);
+    expect(docs.text).toContain('<div id="swagger-ui">');
+  });
+
+  it('serves the docs page and every file it loads itself, from the installed package', async () => {
+    const page = await t.call('GET', '/docs');
+    await expectStatus(page, 200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      // Same origin: no scheme, no host, not protocol-relative.
+      expect(ref).not.toMatch(/^[a-z][a-z0-9+.-]*:|^\/\//i);
+      const url = new URL(ref, 'http://localhost/docs');
+      const file = await t.call('GET', url.pathname);
+      await expectStatus(file, 200);
+      expect(file.headers.get('content-type')).toMatch(
+        ref.endsWith('.css') ? /^text\/css/ : /^text\/javascript/,
+      );
+      expect(file.text.length).toBeGreaterThan(100);
+    }
+    const start = await t.call('GET', '/docs/start.js');
+    expect(start.text).toContain("url: 'openapi.json'");
+    expect(start.text).toContain('validatorUrl: null');
   });
 });

@@ -118,7 +118,9 @@ describe('JSON bodies', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(bad.status).toBe(400);
-    expect(bad.json.errors[0].message).toBe('request body is not valid JSON');
+    expect(bad.json.errors[0].message).toBe(
+      'request body must be JSON: it ends before the JSON value is complete',
+    );
   });
 });
 
