@@ -1,6 +1,7 @@
 import { expect } from 'bun:test';
 import { join } from 'node:path';
 import { createWebhookVerifier } from '../../plugins/webhooks/receiver.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { startHttpsReceiver } from '../helpers/tls.ts';
 import { deliveryEnv, until } from '../helpers/webhooks.ts';
 
@@ -100,7 +101,7 @@ export async function webhookCrashDrill(options: {
         headers,
         body: JSON.stringify({ trigger_type: 'event', trigger_name: 'PersonIdentified_v1' }),
       });
-      expect(trigger.status).toBe(201);
+      await expectStatus(trigger, 201);
     }
 
     const published: string[] = [];

@@ -1,9 +1,10 @@
-/** What a status check can read: a fetch Response, or a CallResult from the test service. */
-export type WithStatus = { status: number; text?: string } | Response;
+/** What a status check can read: a fetch Response, a CallResult of the test service, or a raw answer. */
+export type WithStatus = { status: number; text?: string; body?: unknown } | Response;
 
 const bodyOf = async (res: WithStatus): Promise<string> => {
   if (res instanceof Response) return res.bodyUsed ? '(body already read)' : await res.clone().text();
-  return res.text ?? '';
+  if (res.text !== undefined) return res.text;
+  return typeof res.body === 'string' ? res.body : res.body === undefined ? '' : JSON.stringify(res.body);
 };
 
 /**

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import { expectStatus } from '../helpers/expect-status.ts';
 import type { CallOptions, TestService } from '../helpers/service.ts';
 import { attributesConcurrency } from './attributes.concurrency.ts';
 import { attributesLimits } from './attributes.limits.ts';
@@ -50,7 +51,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
   const call = (method: string, path: string, opts?: CallOptions) => t.call(method, path, opts);
   const read = async (path = RW) => {
     const r = await call('GET', path);
-    expect(r.status).toBe(200);
+    await expectStatus(r, 200);
     return r.json.result;
   };
   /** Another organization with its own key: `call` options that act as it. */
@@ -61,20 +62,20 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
 
   describe(`attribute buckets on ${label}: one bucket`, () => {
     it('replaces the whole set on PUT: keys not sent are deleted', async () => {
-      expect((await call('PUT', RW, { body: { a: 1, b: 2, c: 3 } })).status).toBe(204);
-      expect((await call('PUT', RW, { body: { b: 20, d: 4 } })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body: { a: 1, b: 2, c: 3 } }), 204);
+      await expectStatus(await call('PUT', RW, { body: { b: 20, d: 4 } }), 204);
       expect(await read()).toEqual({ b: 20, d: 4 });
     });
 
     it('empties the bucket on a PUT of {}', async () => {
       await call('PUT', RW, { body: { a: 1 } });
-      expect((await call('PUT', RW, { body: {} })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body: {} }), 204);
       expect(await read()).toEqual({});
     });
 
     it('merges on PATCH, leaving what is not sent untouched', async () => {
       await call('PUT', RW, { body: { a: 1, b: 2 } });
-      expect((await call('PATCH', RW, { body: { b: 3, c: { deep: [1, 2] } } })).status).toBe(204);
+      await expectStatus(await call('PATCH', RW, { body: { b: 3, c: { deep: [1, 2] } } }), 204);
       expect(await read()).toEqual({ a: 1, b: 3, c: { deep: [1, 2] } });
     });
 
@@ -105,7 +106,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
     it('keeps keys that are also JavaScript object internals (__proto__, constructor, prototype)', async () => {
       const raw = '{"__proto__":{"polluted":true},"constructor":"c","prototype":1,"toString":2}';
       const r = await call('PUT', RW, { raw, headers: { 'content-type': 'application/json' } });
-      expect(r.status).toBe(204);
+      await expectStatus(r, 204);
       const got = await call('GET', RW);
       expect(got.text).toBe(
         '{"result":{"__proto__":{"polluted":true},"constructor":"c","prototype":1,"toString":2}}',
@@ -122,19 +123,19 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
 
     it('answers 400 for an empty name in ?attributes= and for a name over 70 bytes', async () => {
       const empty = await call('GET', `${RW}?attributes=a,,b`);
-      expect(empty.status).toBe(400);
+      await expectStatus(empty, 400);
       expect(empty.json.errors[0].message).toContain('must not list an empty name');
       const long = await call('GET', `${RW}?attributes=${'k'.repeat(71)}`);
-      expect(long.status).toBe(400);
+      await expectStatus(long, 400);
       expect(long.json.errors[0].message).toContain('the limit is 70 bytes');
     });
 
     it('deletes the named attributes, and every attribute when the query names none', async () => {
       await call('PUT', RW, { body: { a: 1, b: 2, c: 3 } });
-      expect((await call('DELETE', `${RW}?attributes=a,c,never`)).status).toBe(204);
+      await expectStatus(await call('DELETE', `${RW}?attributes=a,c,never`), 204);
       expect(await read()).toEqual({ b: 2 });
       await call('PUT', RW, { body: { a: 1 } });
-      expect((await call('DELETE', RW)).status).toBe(204);
+      await expectStatus(await call('DELETE', RW), 204);
       expect(await read()).toEqual({});
     });
 
@@ -146,7 +147,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
         ['DELETE', {}],
       ] as const) {
         const r = await call(method, '/organizations/attributes/no_such_bucket', opts);
-        expect(r.status).toBe(404);
+        await expectStatus(r, 404);
         expect(r.json).toEqual({
           errors: [{ httpcode: 404, message: 'no attribute bucket "no_such_bucket" in this organization' }],
         });
@@ -175,7 +176,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       const r = await call('PUT', ALL, {
         body: { end_user_read_write: { a: 1 }, 'person_pool-end_user_read_write': { b: 2 } },
       });
-      expect(r.status).toBe(204);
+      await expectStatus(r, 204);
       const got = await call(
         'GET',
         `${ALL}?buckets=end_user_read_write,person_pool-end_user_read_write,end_user_no_access`,
@@ -205,7 +206,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       await call('POST', '/organizations/attribute-buckets', { ...other.as, body: { name: 'their_own' } });
       await call('PUT', '/organizations/attributes/their_own', { ...other.as, body: { x: 1 } });
       const got = await call('GET', ALL, other.as);
-      expect(got.status).toBe(200);
+      await expectStatus(got, 200);
       expect(Object.keys(got.json.result).sort()).toEqual(
         [
           'end_user_no_access',
@@ -223,9 +224,9 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
     });
 
     it('answers 400 for an empty bucket name in ?buckets= and 404 for an unknown one', async () => {
-      expect((await call('GET', `${ALL}?buckets=end_user_read_write,`)).status).toBe(400);
+      await expectStatus(await call('GET', `${ALL}?buckets=end_user_read_write,`), 400);
       const r = await call('GET', `${ALL}?buckets=end_user_read_write,nope`);
-      expect(r.status).toBe(404);
+      await expectStatus(r, 404);
       expect(r.json.errors[0].message).toContain('"nope"');
     });
 
@@ -238,7 +239,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       await call('PUT', RW, { body: { before: 1 } });
       for (const method of ['PUT', 'PATCH']) {
         const r = await call(method, ALL, { body: { end_user_read_write: { after: 2 }, ...bad } });
-        expect(r.status).toBe(status);
+        await expectStatus(r, status);
         expect(await read()).toEqual({ before: 1 });
       }
     });
@@ -248,21 +249,21 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       // order) has been written in the same transaction.
       await call('PUT', RW, { body: { before: 1 } });
       const r = await call('PUT', ALL, { body: { end_user_read_write: { after: 2 }, zzz_custom_gone: {} } });
-      expect(r.status).toBe(404);
+      await expectStatus(r, 404);
       expect(await read()).toEqual({ before: 1 });
       const full = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]));
       await call('PUT', '/organizations/attributes/person_pool-end_user_no_access', { body: { k0: 0 } });
       const over = await call('PATCH', ALL, {
         body: { end_user_read_write: { after: 2 }, 'person_pool-end_user_no_access': full },
       });
-      expect(over.status).toBe(400);
+      await expectStatus(over, 400);
       expect(await read()).toEqual({ before: 1 });
     });
 
     it('answers 400 for a body that is not an object of buckets', async () => {
       for (const raw of ['[]', '"text"', '42', 'null']) {
         const r = await call('PUT', ALL, { raw, headers: { 'content-type': 'application/json' } });
-        expect(r.status).toBe(400);
+        await expectStatus(r, 400);
         expect(r.json.errors[0].message).toContain('body must be a JSON object of buckets');
       }
     });
@@ -278,7 +279,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
         body: { name: 'billing', end_user_permissions: 'read_only' },
       });
       const r = await call('GET', BUCKETS, other.as);
-      expect(r.status).toBe(200);
+      await expectStatus(r, 200);
       const byName = Object.fromEntries(r.json.result.map((b: { name: string }) => [b.name, b]));
       expect(Object.keys(byName)).toEqual([
         'end_user_no_access',
@@ -312,7 +313,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
 
     it('creates a custom bucket that is written and read like a standard one, then deletes it', async () => {
       const created = await call('POST', BUCKETS, { body: { name: 'flags' } });
-      expect(created.status).toBe(201);
+      await expectStatus(created, 201);
       expect(created.json.result).toMatchObject({
         name: 'flags',
         end_user_permissions: 'no_access',
@@ -320,8 +321,8 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       });
       await call('PUT', '/organizations/attributes/flags', { body: { beta: true } });
       expect(await read('/organizations/attributes/flags')).toEqual({ beta: true });
-      expect((await call('DELETE', `${BUCKETS}/flags`)).status).toBe(204);
-      expect((await call('GET', '/organizations/attributes/flags')).status).toBe(404);
+      await expectStatus(await call('DELETE', `${BUCKETS}/flags`), 204);
+      await expectStatus(await call('GET', '/organizations/attributes/flags'), 404);
       // Created again, it starts empty: the attributes went with the bucket.
       await call('POST', BUCKETS, { body: { name: 'flags' } });
       expect(await read('/organizations/attributes/flags')).toEqual({});
@@ -331,9 +332,9 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
     it('answers 409 for a name that exists, standard or custom', async () => {
       await call('POST', BUCKETS, { body: { name: 'twice' } });
       const again = await call('POST', BUCKETS, { body: { name: 'twice' } });
-      expect(again.status).toBe(409);
+      await expectStatus(again, 409);
       expect(again.json.errors[0].message).toBe('bucket twice exists already in this organization');
-      expect((await call('POST', BUCKETS, { body: { name: 'end_user_read_write' } })).status).toBe(409);
+      await expectStatus(await call('POST', BUCKETS, { body: { name: 'end_user_read_write' } }), 409);
       await call('DELETE', `${BUCKETS}/twice`);
     });
 
@@ -345,23 +346,23 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       ['person_pool-mine', 'reserved'],
     ])('answers 400 for the bucket name %p', async (name, message) => {
       const r = await call('POST', BUCKETS, { body: { name } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toContain(message);
     });
 
     it('answers 400 for unknown end-user permissions', async () => {
       const r = await call('POST', BUCKETS, { body: { name: 'perm', end_user_permissions: 'everything' } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toContain('body.end_user_permissions');
     });
 
     it('refuses to delete a standard bucket (403) and an unknown one (404)', async () => {
       const standard = await call('DELETE', `${BUCKETS}/end_user_read_write`);
-      expect(standard.status).toBe(403);
+      await expectStatus(standard, 403);
       expect(standard.json.errors[0].message).toContain('is a standard bucket');
-      expect((await call('DELETE', `${BUCKETS}/never_made`)).status).toBe(404);
+      await expectStatus(await call('DELETE', `${BUCKETS}/never_made`), 404);
       const array = await call('POST', BUCKETS, { body: [] });
-      expect(array.status).toBe(400);
+      await expectStatus(array, 400);
       expect(array.json.errors[0].message).toBe('body: must be a JSON object, not an array');
       // A name no bucket can have is not looked up (the database refuses a NUL).
       for (const bad of ['x%00', 'a%20b', `${'x'.repeat(300)}`])
@@ -378,7 +379,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
         raw,
         headers: { 'content-type': 'application/json' },
       });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toEndWith('; and 29990 more problems');
       expect(performance.now() - started).toBeLessThan(3000);
     });
@@ -386,9 +387,9 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
     it('caps the custom buckets of an organization, naming the limit', async () => {
       const other = await anotherOrganization();
       for (const name of ['one', 'two', 'three'])
-        expect((await call('POST', BUCKETS, { ...other.as, body: { name } })).status).toBe(201);
+        await expectStatus(await call('POST', BUCKETS, { ...other.as, body: { name } }), 201);
       const r = await call('POST', BUCKETS, { ...other.as, body: { name: 'four' } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toBe('this organization has 3 custom buckets; the limit is 3');
     });
 
@@ -431,7 +432,7 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
         ['DELETE', '/organizations/attribute-buckets/plan', {}],
       ] as const) {
         const r = await call(method, path, opts);
-        expect(r.status).toBe(403);
+        await expectStatus(r, 403);
       }
       expect((await call('PUT', PLAN, { body: {} })).json.errors[0].message).toBe(
         'attribute bucket "plan" is read-only for this organization: it may be read, not written',

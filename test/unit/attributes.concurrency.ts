@@ -1,6 +1,7 @@
 /** Consistency, concurrency and sealing, part of the attribute buckets' behaviour suite (attributes.behaviour.ts). */
 import { describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import { expectStatus } from '../helpers/expect-status.ts';
 import type { CallOptions, TestService } from '../helpers/service.ts';
 import type { AttributesSuiteOptions } from './attributes.behaviour.ts';
 
@@ -26,11 +27,11 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
           'Service-Required-Consistency': level,
           'Service-Required-Consistency-Timeout': '5',
         };
-        expect((await call('PUT', RW, { body: { level }, headers })).status).toBe(204);
+        await expectStatus(await call('PUT', RW, { body: { level }, headers }), 204);
         // The write is visible on the next read: the commit happened before the answer.
         expect(await read()).toEqual({ level });
-        expect((await call('PATCH', RW, { body: { more: 1 }, headers })).status).toBe(204);
-        expect((await call('DELETE', `${RW}?attributes=more`, { headers })).status).toBe(204);
+        await expectStatus(await call('PATCH', RW, { body: { more: 1 }, headers }), 204);
+        await expectStatus(await call('DELETE', `${RW}?attributes=more`, { headers }), 204);
       }
     });
 
@@ -48,7 +49,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         ['DELETE', RW, undefined],
       ] as const) {
         const r = await call(method, path, { ...(body ? { body } : {}), headers: { [header]: value } });
-        expect(r.status).toBe(400);
+        await expectStatus(r, 400);
         expect(r.json.errors[0].message).toContain(`header ${header} must be`);
       }
       expect(await read()).toEqual({ before: 1 });
@@ -67,7 +68,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         headers: { 'Service-Required-Consistency-Timeout': '1' },
       });
       const waited = Date.now() - started;
-      expect(r.status).toBe(408);
+      await expectStatus(r, 408);
       expect(r.json.errors[0].message).toContain('within 1 s; it may still be applied');
       expect(waited).toBeGreaterThanOrEqual(990);
       expect(waited).toBeLessThan(2300);
@@ -85,7 +86,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         body: { w: 2 },
         headers: { 'Service-Required-Consistency-Timeout': '5' },
       });
-      expect(r.status).toBe(204);
+      await expectStatus(r, 204);
       await released;
       expect(await read()).toEqual({ v: 1, w: 2 });
     });
@@ -98,7 +99,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       const answers = await Promise.all(
         Array.from({ length: n }, (_, i) => call('PATCH', RW, { body: { [`k${i}`]: i, shared: i } })),
       );
-      expect(answers.map((a) => a.status)).toEqual(Array(n).fill(204));
+      for (const a of answers) await expectStatus(a, 204);
       const result = await read();
       for (let i = 0; i < n; i++) expect(result[`k${i}`]).toBe(i);
       expect(result.base).toBe(true);
@@ -120,7 +121,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         const answers = await Promise.all(
           Array.from({ length: n }, (_, i) => call('PUT', RW, { body: setOf(i) })),
         );
-        expect(answers.map((a) => a.status)).toEqual(Array(n).fill(204));
+        for (const a of answers) await expectStatus(a, 204);
         const result = await read();
         const winner = result.shared0;
         expect(typeof winner).toBe('number');
@@ -139,7 +140,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         reads.push(call('GET', '/organizations/attributes?buckets=end_user_read_write,end_user_no_access'));
         return call(i % 2 ? 'PUT' : 'PATCH', '/organizations/attributes', { body: both(i) });
       });
-      expect((await Promise.all(writes)).map((w) => w.status)).toEqual(Array(30).fill(204));
+      for (const w of await Promise.all(writes)) await expectStatus(w, 204);
       for (const r of await Promise.all(reads)) {
         const { end_user_read_write: a, end_user_no_access: b } = r.json.result;
         expect(a!.marker).toBe(b!.marker);
@@ -164,7 +165,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
           }),
         ),
       );
-      expect(answers.map((a) => a.status)).toEqual(Array(30).fill(204));
+      for (const a of answers) await expectStatus(a, 204);
     });
 
     it('keeps a custom bucket deleted while writes to it are in flight deleted, with its attributes', async () => {
@@ -174,7 +175,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       );
       const deleted = call('DELETE', '/organizations/attribute-buckets/racing');
       const statuses = (await Promise.all(writes)).map((w) => w.status);
-      expect((await deleted).status).toBe(204);
+      await expectStatus(await deleted, 204);
       for (const s of statuses) expect([204, 404]).toContain(s);
       const rows = await service().service.ctx.storage.query(
         sql`select key from attributes where org_id = ${service().org.id} and bucket = 'racing'`,
@@ -200,7 +201,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         sql`update attributes set value = ${rows[0]!.value} where org_id = ${t.org.id} and bucket = 'end_user_read_write' and key = 'other'`,
       );
       const r = await call('GET', `${RW}?attributes=other`);
-      expect(r.status).toBe(500);
+      await expectStatus(r, 500);
       expect(r.json.errors[0].message).toBe(
         'attribute "other" of bucket end_user_read_write does not open: altered at rest, or sealed for another place',
       );
@@ -213,7 +214,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         sql`insert into attributes (org_id, bucket, key, value, updated_at) values (${other.organization.id}, 'end_user_read_write', 'card', ${rows[0]!.value}, now())`,
       );
       const stolen = await call('GET', RW, { orgId: other.organization.id, key: other.apiKey });
-      expect(stolen.status).toBe(500);
+      await expectStatus(stolen, 500);
       expect(stolen.text).not.toContain('4111');
       await call('PUT', RW, { body: {} });
     });

@@ -1,5 +1,6 @@
 /** Limits and the guard, part of the attribute buckets' behaviour suite (attributes.behaviour.ts). */
 import { describe, expect, it } from 'bun:test';
+import { expectStatus } from '../helpers/expect-status.ts';
 import type { CallOptions, TestService } from '../helpers/service.ts';
 
 const RW = '/organizations/attributes/end_user_read_write';
@@ -16,7 +17,7 @@ export function attributesLimits(label: string, service: () => TestService) {
     it('accepts attribute names of exactly 70 bytes of UTF-8, whatever their characters', async () => {
       for (const name of at70) expect(bytes(name)).toBe(70);
       const body = Object.fromEntries(at70.map((k, i) => [k, i]));
-      expect((await call('PUT', RW, { body })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body }), 204);
       expect((await call('GET', RW)).json.result).toEqual(body);
       const one = await call('GET', `${RW}?attributes=${encodeURIComponent(at70[3]!)}`);
       expect(one.json.result).toEqual({ [at70[3]!]: 3 });
@@ -29,7 +30,7 @@ export function attributesLimits(label: string, service: () => TestService) {
         await call('PUT', RW, { body: { before: 1 } });
         for (const method of ['PUT', 'PATCH']) {
           const r = await call(method, RW, { body: { [name]: 1 } });
-          expect(r.status).toBe(400);
+          await expectStatus(r, 400);
           expect(r.json.errors[0].message).toBe(
             `body: attribute name ${JSON.stringify(name)} is 71 bytes of UTF-8; the limit is 70 bytes`,
           );
@@ -45,7 +46,7 @@ export function attributesLimits(label: string, service: () => TestService) {
         ['{"\\ud800x":1}', 'not well-formed Unicode'],
       ] as const) {
         const r = await call('PUT', RW, { raw, headers: { 'content-type': 'application/json' } });
-        expect(r.status).toBe(400);
+        await expectStatus(r, 400);
         expect(r.json.errors[0].message).toContain(message);
       }
     });
@@ -53,7 +54,7 @@ export function attributesLimits(label: string, service: () => TestService) {
     it('cuts a huge name short in the message but still says how long it was', async () => {
       const name = 'n'.repeat(10_000);
       const r = await call('PUT', RW, { body: { [name]: 1 } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       const message: string = r.json.errors[0].message;
       expect(message.length).toBeLessThan(200);
       expect(message).toBe(
@@ -63,10 +64,10 @@ export function attributesLimits(label: string, service: () => TestService) {
 
     it('accepts a value of exactly 65536 bytes serialized and refuses 65537, naming the key and the limit', async () => {
       // A JSON string's quotes count: 65534 characters serialize to 65536 bytes.
-      expect((await call('PUT', RW, { body: { big: 'x'.repeat(65_534) } })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body: { big: 'x'.repeat(65_534) } }), 204);
       expect((await call('GET', RW)).json.result.big).toHaveLength(65_534);
       const over = await call('PATCH', RW, { body: { big: 'x'.repeat(65_535) } });
-      expect(over.status).toBe(400);
+      await expectStatus(over, 400);
       expect(over.json.errors[0].message).toBe(
         'body: attribute "big" is 65537 bytes as JSON; the limit is 65536 bytes (64 KiB)',
       );
@@ -75,9 +76,9 @@ export function attributesLimits(label: string, service: () => TestService) {
 
     it('counts a value in UTF-8 bytes of its compact JSON, not in characters', async () => {
       // 21844 three-byte characters and the quotes: 65534 bytes; one more character is 65537.
-      expect((await call('PUT', RW, { body: { v: '€'.repeat(21_844) } })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body: { v: '€'.repeat(21_844) } }), 204);
       const r = await call('PUT', RW, { body: { v: '€'.repeat(21_845) } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toContain('is 65537 bytes as JSON');
       // Whitespace the client sent does not count: the value is measured as compact JSON.
       const spaced = `{"v": [${Array(30_000).fill(' 1').join(',')}]}`;
@@ -92,7 +93,7 @@ export function attributesLimits(label: string, service: () => TestService) {
         raw: '{"n":1e400}',
         headers: { 'content-type': 'application/json' },
       });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toBe(
         'body: attribute "n" holds a number beyond the range of a double (such as 1e400; the largest is about 1.8e308), which JSON cannot carry',
       );
@@ -101,7 +102,7 @@ export function attributesLimits(label: string, service: () => TestService) {
     it('lists several problems at once, the first ten and a count of the rest', async () => {
       const body = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`${'z'.repeat(71)}${i}`, i]));
       const r = await call('PUT', RW, { body });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       const message: string = r.json.errors[0].message;
       expect(message.match(/the limit is 70 bytes/g)).toHaveLength(10);
       expect(message).toEndWith('; and 2 more problems');
@@ -115,50 +116,50 @@ export function attributesLimits(label: string, service: () => TestService) {
         ['null', 'null'],
       ]) {
         const r = await call('PUT', RW, { raw, headers: { 'content-type': 'application/json' } });
-        expect(r.status).toBe(400);
+        await expectStatus(r, 400);
         expect(r.json.errors[0].message).toBe(`body must be a JSON object of attributes (got ${got})`);
       }
       const broken = await call('PUT', RW, { raw: '{"a":', headers: { 'content-type': 'application/json' } });
-      expect(broken.status).toBe(400);
+      await expectStatus(broken, 400);
       expect(broken.json.errors[0].message).toStartWith('request body must be JSON');
     });
 
     it('reads the body as JSON whatever its content type says, as curl -d sends it', async () => {
       const form = { 'content-type': 'application/x-www-form-urlencoded' };
-      expect((await call('PUT', RW, { raw: '{"via":"curl"}', headers: form })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { raw: '{"via":"curl"}', headers: form }), 204);
       expect((await call('GET', RW)).json.result).toEqual({ via: 'curl' });
       const notJson = await call('PUT', RW, { raw: 'via=curl', headers: form });
-      expect(notJson.status).toBe(400);
+      await expectStatus(notJson, 400);
       expect((await call('GET', RW)).json.result).toEqual({ via: 'curl' });
     });
 
     it('caps the attributes of one request and of one bucket, naming the limit', async () => {
       const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, i]));
       const request = await call('PATCH', RW, { body: many(1001) });
-      expect(request.status).toBe(400);
+      await expectStatus(request, 400);
       expect(request.json.errors[0].message).toBe(
         'the request carries 1001 attributes; the limit is 1000 a request',
       );
       const bucket = await call('PUT', RW, { body: many(51) });
-      expect(bucket.status).toBe(400);
+      await expectStatus(bucket, 400);
       expect(bucket.json.errors[0].message).toBe(
         'the request puts 51 attributes in one bucket; the limit is 50 a bucket',
       );
-      expect((await call('PUT', RW, { body: many(50) })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body: many(50) }), 204);
       const merged = await call('PATCH', RW, { body: { one_more: true } });
-      expect(merged.status).toBe(400);
+      await expectStatus(merged, 400);
       expect(merged.json.errors[0].message).toBe(
         'bucket end_user_read_write would hold 51 attributes; the limit is 50 a bucket',
       );
       expect(Object.keys((await call('GET', RW)).json.result)).toHaveLength(50);
       // Overwriting existing keys does not grow the bucket.
-      expect((await call('PATCH', RW, { body: { a0: 'again' } })).status).toBe(204);
+      await expectStatus(await call('PATCH', RW, { body: { a0: 'again' } }), 204);
       await call('PUT', RW, { body: {} });
     });
 
     it('answers 413 for a body over BODY_LIMIT', async () => {
       const r = await call('PUT', RW, { body: { big: 'x'.repeat(1_100_000) } });
-      expect(r.status).toBe(413);
+      await expectStatus(r, 413);
     });
 
     it('never answers 422 or 500 to any of the bad bodies above', async () => {
@@ -172,7 +173,7 @@ export function attributesLimits(label: string, service: () => TestService) {
       ]) {
         for (const path of [RW, '/organizations/attributes']) {
           const r = await call('PATCH', path, { raw, headers: { 'content-type': 'application/json' } });
-          expect(r.status).toBe(400);
+          await expectStatus(r, 400);
         }
       }
     });
@@ -195,9 +196,9 @@ export function attributesLimits(label: string, service: () => TestService) {
     it.each(routes)(
       'answers 401 to %s %s without an API key or with a bad one',
       async (method, path, opts) => {
-        expect((await call(method, path, { ...opts, key: null })).status).toBe(401);
+        await expectStatus(await call(method, path, { ...opts, key: null }), 401);
         const r = await call(method, path, { ...opts, key: `isk_${'0'.repeat(32)}${'A'.repeat(43)}` });
-        expect(r.status).toBe(401);
+        await expectStatus(r, 401);
         expect(r.json.errors[0].message).toContain('not a valid API key');
       },
     );
@@ -207,7 +208,7 @@ export function attributesLimits(label: string, service: () => TestService) {
       await t.call('PUT', RW, { body: { untouched: true } });
       const other = await t.service.ctx.orgs.create('Intruder');
       const r = await call(method, path, { ...opts, key: other.apiKey });
-      expect(r.status).toBe(403);
+      await expectStatus(r, 403);
       expect(r.text).not.toContain('untouched');
       expect((await t.call('GET', RW)).json.result).toEqual({ untouched: true });
     });

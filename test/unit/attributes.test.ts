@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { attributes } from '../../plugins/attributes/index.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { attributesSuite, SUITE_OPTIONS } from './attributes.behaviour.ts';
 
@@ -61,7 +62,7 @@ describe('the attributes plugin', () => {
     const r = await t.call('PUT', '/organizations/attributes', {
       body: { end_user_read_only: { address_line_1: 'New Street', city: 'New York' } },
     });
-    expect(r.status).toBe(204);
+    await expectStatus(r, 204);
   });
 
   it('documents every route in the OpenAPI document with its operation name, tag and security', async () => {

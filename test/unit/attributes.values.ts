@@ -1,6 +1,7 @@
 /** Numbers, deep values and keys as exact strings, part of the attribute buckets' behaviour suite (attributes.behaviour.ts). */
 import { describe, expect, it } from 'bun:test';
 import { attributeStore } from '../../plugins/attributes/index.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import type { CallOptions, TestService } from '../helpers/service.ts';
 
 const RW = '/organizations/attributes/end_user_read_write';
@@ -20,7 +21,7 @@ export function attributesValues(label: string, service: () => TestService) {
     it('stores numbers as doubles: big integers round, -0 reads as 0, 1e-400 as 0, as any JSON parser does', async () => {
       const raw =
         '{"big":12345678901234567891,"past53":9007199254740993,"max53":9007199254740991,"neg":-0,"tiny":1e-400,"exp":1e21}';
-      expect((await call('PUT', RW, { raw, headers: JSON_TYPE })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { raw, headers: JSON_TYPE }), 204);
       const got = await call('GET', RW);
       for (const part of [
         '"big":12345678901234567000',
@@ -42,7 +43,7 @@ export function attributesValues(label: string, service: () => TestService) {
           const body = `{"n":${value}}`;
           const raw = path === RW ? body : `{"end_user_read_write":${body}}`;
           const r = await call('PATCH', path, { raw, headers: JSON_TYPE });
-          expect(r.status).toBe(400);
+          await expectStatus(r, 400);
           expect(r.json.errors[0].message).toContain(
             'attribute "n" holds a number beyond the range of a double (such as 1e400',
           );
@@ -55,7 +56,7 @@ export function attributesValues(label: string, service: () => TestService) {
   describe(`attribute buckets on ${label}: deep values`, () => {
     it('accepts a value nesting 63 levels in a body of 64', async () => {
       const body = { deep: nested(63) };
-      expect((await call('PUT', RW, { body })).status).toBe(204);
+      await expectStatus(await call('PUT', RW, { body }), 204);
       expect((await call('GET', RW)).json.result).toEqual(body);
     });
 
@@ -64,7 +65,7 @@ export function attributesValues(label: string, service: () => TestService) {
       for (const levels of [65, 200_000]) {
         const raw = `{"d":${'['.repeat(levels)}${']'.repeat(levels)}}`;
         const r = await call('PUT', RW, { raw, headers: JSON_TYPE });
-        expect(r.status).toBe(400);
+        await expectStatus(r, 400);
         // The HTTP layer may refuse the whole body first; either way the rule is the same.
         expect(r.json.errors[0].message).toContain('deeper than 64 levels');
         expect(r.json.errors[0].message).not.toContain('1e400');
@@ -117,7 +118,7 @@ export function attributesValues(label: string, service: () => TestService) {
       expect((await call('GET', `${RW}?attributes=${encodeURIComponent(nfc)}`)).json.result).toEqual({
         [nfc]: 'nfc',
       });
-      expect((await call('DELETE', `${RW}?attributes=${encodeURIComponent(nfd)},key`)).status).toBe(204);
+      await expectStatus(await call('DELETE', `${RW}?attributes=${encodeURIComponent(nfd)},key`), 204);
       expect((await call('GET', RW)).json.result).toEqual({ [nfc]: 'nfc', Key: 'upper' });
     });
   });

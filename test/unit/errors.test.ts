@@ -26,7 +26,7 @@ describe('error tables', () => {
       'WEBHOOK_NOT_FOUND',
       404,
     ]);
-    expect(AttributeErrors.BUCKET_EXISTS.status).toBe(409);
+    expect(AttributeErrors.BUCKET_EXISTS).toMatchObject({ status: 409 });
   });
 
   it('carry a cause and response headers through .with', () => {

@@ -155,7 +155,7 @@ describe('buildEvent', () => {
         },
       }),
     );
-    expect(err.status).toBe(400);
+    expect(err).toMatchObject({ status: 400 });
     expect(err.code).toBe('INVALID_EVENT_PAYLOAD');
     for (const part of [
       'PersonCreated_v1.analytics_metadata.analytics_correlation_id: must be a UUID',

@@ -4,44 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planLookup } from '@identity-service-examples/plan-claims';
 import deployment from '@identity-service-examples/plan-claims/service.config';
-import { Elysia } from 'elysia';
-import { beforeTokenIssued, definePlugin, ok } from 'identity-service/core';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService } from '../helpers/service.ts';
+import { tokenIssuerPlugin } from '../helpers/token-issuer.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 
-/** Stands in for the token issuer until persons exist: it runs beforeTokenIssued and shows the claims. */
-const issuer = definePlugin({
-  id: 'issuer',
-  declares: [beforeTokenIssued],
-  setup: (ctx) => ({
-    routes: new Elysia().use(ctx.auth).post(
-      '/issue',
-      async ({ org }) => {
-        const content = {
-          aud: org.id,
-          iss: ctx.config.publicBaseUrl,
-          sub: 'pid:1',
-          region: 'us-iowa',
-          first_token: false,
-          groups_claim_name: 'groups',
-          authentications: [],
-          request_metadata: {},
-        };
-        const results = await ctx.hooks.run(beforeTokenIssued, {
-          orgId: org.id,
-          personId: 'pid:1',
-          issuer: 'authentication',
-          claims: {},
-          content,
-        });
-        return ok(Object.assign({}, ...results.map((r) => r?.claims ?? {})));
-      },
-      { apiKey: true },
-    ),
-  }),
-});
+const issuer = tokenIssuerPlugin;
 
 describe('a plugin kept outside plugins/ (examples/plan-claims)', () => {
   it('runs from the deployment config: its table, routes, settings, capability and hook', async () => {
@@ -52,12 +21,12 @@ describe('a plugin kept outside plugins/ (examples/plan-claims)', () => {
     try {
       expect(t.service.plugins).toContain('plan-claims');
       // The default plan until the organization sets one.
-      expect((await t.call('POST', '/issue')).json.result).toEqual({ tier: 'free' });
+      expect((await t.call('POST', '/issue')).json.result).toEqual({ sub: 'pid:1', tier: 'free' });
       await expectStatus(await t.call('PUT', '/plan', { body: { plan: 'pro' } }), 204);
       const read = await t.call('GET', '/plan');
       await expectStatus(read, 200);
       expect(read.json.result).toEqual({ plan: 'pro' });
-      expect((await t.call('POST', '/issue')).json.result).toEqual({ tier: 'pro' });
+      expect((await t.call('POST', '/issue')).json.result).toEqual({ sub: 'pid:1', tier: 'pro' });
       expect(await t.service.ctx.capability(planLookup)?.planOf(t.org.id)).toBe('pro');
       const bad = await t.call('PUT', '/plan', { body: { plan: 'gold' } });
       await expectStatus(bad, 400);

@@ -16,7 +16,7 @@ afterAll(async () => {
 describe('the organization guard', () => {
   it('answers the organization of a valid key with the envelope', async () => {
     const r = await t.call('GET', '/organizations');
-    expect(r.status).toBe(200);
+    await expectStatus(r, 200);
     expect(r.json).toEqual({
       result: { id: t.org.id, org_name: 'Acme', tenant_name: 'Acme', created_at: expect.any(String) },
     });
@@ -24,7 +24,7 @@ describe('the organization guard', () => {
 
   it('answers 401 without an API key, naming the header', async () => {
     const r = await t.call('GET', '/organizations', { key: null });
-    expect(r.status).toBe(401);
+    await expectStatus(r, 401);
     expect(r.json).toEqual({ errors: [{ httpcode: 401, message: 'header Service-API-Key is required' }] });
   });
 
@@ -35,7 +35,7 @@ describe('the organization guard', () => {
       `${t.apiKey.slice(0, -1)}${t.apiKey.endsWith('A') ? 'B' : 'A'}`,
     ]) {
       const r = await t.call('GET', '/organizations', { key });
-      expect(r.status).toBe(401);
+      await expectStatus(r, 401);
       expect(r.json.errors[0].message).toContain('not a valid API key');
     }
   });
@@ -43,7 +43,7 @@ describe('the organization guard', () => {
   it("answers 403 for a key of another organization and never shows the other's data", async () => {
     const other = await t.service.ctx.orgs.create('Other');
     const r = await t.call('GET', '/organizations', { key: other.apiKey });
-    expect(r.status).toBe(403);
+    await expectStatus(r, 403);
     expect(r.text).not.toContain('Other');
     expect(r.json.errors[0].httpcode).toBe(403);
   });
@@ -53,7 +53,7 @@ describe('the organization guard', () => {
       errors: [{ httpcode: 400, message: 'header Service-OrgID is required' }],
     });
     const r = await t.call('GET', '/organizations', { orgId: 'acme' });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toContain('must be an organization ID');
   });
 
@@ -63,7 +63,7 @@ describe('the organization guard', () => {
         headers: { 'service-orgid': t.org.id, 'SERVICE-API-KEY': t.apiKey },
       }),
     );
-    expect(res.status).toBe(200);
+    await expectStatus(res, 200);
   });
 
   it('stops accepting a key once rotated away', async () => {
@@ -72,7 +72,8 @@ describe('the organization guard', () => {
     expect(
       (await t.call('GET', '/organizations', { orgId: org.organization.id, key: org.apiKey })).status,
     ).toBe(401);
-    expect((await t.call('GET', '/organizations', { orgId: org.organization.id, key: fresh })).status).toBe(
+    await expectStatus(
+      await t.call('GET', '/organizations', { orgId: org.organization.id, key: fresh }),
       200,
     );
   });
@@ -81,14 +82,14 @@ describe('the organization guard', () => {
 describe('errors and the envelope', () => {
   it('answers an unknown route with a JSON 404', async () => {
     const r = await t.call('GET', '/no/such/route');
-    expect(r.status).toBe(404);
+    await expectStatus(r, 404);
     expect(r.headers.get('content-type')).toContain('application/json');
     expect(r.json).toEqual({ errors: [{ httpcode: 404, message: 'no route for GET /no/such/route' }] });
   });
 
   it('answers validation failures with 400 (never 422), naming each field and rule', async () => {
     const r = await t.call('POST', '/probe/items', { body: { name: '', count: 11.5 } });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toContain('body.name: must not be empty');
     expect(r.json.errors[0].message).toContain('body.count: must be an integer');
     expect(r.json.errors[0].message).toContain('body.count: must be at most 10');
@@ -96,7 +97,7 @@ describe('errors and the envelope', () => {
 
   it('names a missing required field', async () => {
     const r = await t.call('POST', '/probe/items', { body: {} });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toContain('body.name');
   });
 
@@ -105,7 +106,7 @@ describe('errors and the envelope', () => {
       raw: '{"name":',
       headers: { 'content-type': 'application/json' },
     });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toBe(
       'request body must be JSON: it ends before the JSON value is complete',
     );
@@ -117,7 +118,7 @@ describe('errors and the envelope', () => {
       raw: big,
       headers: { 'content-type': 'application/json' },
     });
-    expect(r.status).toBe(413);
+    await expectStatus(r, 413);
     expect(r.json.errors[0].message).toBe('request body is larger than the limit of 1048576 bytes');
     const stream = new ReadableStream({
       start(c) {
@@ -137,7 +138,7 @@ describe('errors and the envelope', () => {
         duplex: 'half',
       } as RequestInit),
     );
-    expect(res.status).toBe(413);
+    await expectStatus(res, 413);
   });
 
   it('gives every response a request id, echoing a sane one', async () => {
@@ -160,7 +161,7 @@ describe('consistency headers', () => {
         body: { name: `ok-${level}` },
         headers: { 'Service-Required-Consistency': level!, 'Service-Required-Consistency-Timeout': timeout! },
       });
-      expect(r.status).toBe(201);
+      await expectStatus(r, 201);
     }
   });
 
@@ -179,7 +180,7 @@ describe('consistency headers', () => {
       body: { name: `bad-${value}` },
       headers: { [header]: value },
     });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toContain(message);
     const stored = await t.call('GET', `/probe/items/bad-${value}`);
     expect(stored.json.result).toBeNull();
@@ -201,9 +202,9 @@ describe('consistency headers', () => {
   it('checks them only once the caller and the route are known', async () => {
     const headers = { 'Service-Required-Consistency': 'everywhere' };
     const noKey = await t.call('POST', '/probe/items', { body: { name: 'x' }, headers, key: null });
-    expect(noKey.status).toBe(401);
+    await expectStatus(noKey, 401);
     const noRoute = await t.call('POST', '/no/such/route', { body: {}, headers });
-    expect(noRoute.status).toBe(404);
+    await expectStatus(noRoute, 404);
   });
 
   it('answers 408 past the timeout, and the write may still land', async () => {
@@ -212,7 +213,7 @@ describe('consistency headers', () => {
       body: { name: 'slow', slow_ms: 1800 },
       headers: { 'Service-Required-Consistency-Timeout': '1' },
     });
-    expect(r.status).toBe(408);
+    await expectStatus(r, 408);
     expect(Date.now() - started).toBeLessThan(1700);
     expect(r.json.errors[0].message).toContain('may still be applied');
     const until = Date.now() + 5000;
@@ -230,7 +231,7 @@ describe('operations endpoints', () => {
   it('answers /healthz and /readyz', async () => {
     expect((await t.call('GET', '/healthz')).json).toEqual({ result: { status: 'ok' } });
     const ready = await t.call('GET', '/readyz');
-    expect(ready.status).toBe(200);
+    await expectStatus(ready, 200);
     expect(ready.json.result.checks).toEqual({ storage: 'ok', bus: 'ok' });
   });
 
@@ -239,9 +240,9 @@ describe('operations endpoints', () => {
     try {
       other.service.drain();
       const r = await other.call('GET', '/readyz');
-      expect(r.status).toBe(503);
+      await expectStatus(r, 503);
       expect(r.json.result.checks).toEqual({ storage: 'ok', bus: 'ok', shutdown: 'stopping' });
-      expect((await other.call('GET', '/organizations')).status).toBe(200);
+      await expectStatus(await other.call('GET', '/organizations'), 200);
     } finally {
       await other.stop();
     }
@@ -251,7 +252,7 @@ describe('operations endpoints', () => {
     const other = await startTestService();
     await other.service.stop();
     const r = await other.call('GET', '/readyz');
-    expect(r.status).toBe(503);
+    await expectStatus(r, 503);
     expect(r.json.result.status).toBe('not ready');
     expect(r.json.result.checks.shutdown).toBe('stopping');
     expect(r.json.errors[0].httpcode).toBe(503);
@@ -259,7 +260,7 @@ describe('operations endpoints', () => {
 
   it('serves an OpenAPI 3.1 document generated from the routes, and a docs page', async () => {
     const doc = await t.call('GET', '/openapi.json');
-    expect(doc.status).toBe(200);
+    await expectStatus(doc, 200);
     expect(doc.json.openapi).toStartWith('3.1');
     expect(Object.keys(doc.json.paths)).toEqual(
       expect.arrayContaining(['/organizations', '/probe/items', '/healthz', '/readyz']),

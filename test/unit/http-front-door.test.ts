@@ -4,6 +4,7 @@ import { MAX_BODY_DEPTH, nestsDeeperThan } from '../../core/http/body-depth.ts';
 import { frontDoor } from '../../core/http/front-door.ts';
 import { urlPathOf } from '../../core/http/request-target.ts';
 import { createLogger } from '../../core/log.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { probePlugin } from '../helpers/probe-plugin.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -49,10 +50,10 @@ describe('the front door', () => {
     ['a Host with a bad port', 'Host: localhost:99999\r\n'],
   ])('routes a request with %s and the server stays up', async (_, host) => {
     const r = await raw(`GET /organizations HTTP/1.0\r\n${host}${authed()}\r\n`);
-    expect(r.status).toBe(200);
+    await expectStatus(r, 200);
     expect(JSON.parse(r.body).result.id).toBe(t.org.id);
     const unknown = await raw(`GET /nowhere?x=1 HTTP/1.0\r\n${host}${authed()}\r\n`);
-    expect(unknown.status).toBe(404);
+    await expectStatus(unknown, 404);
     expect(JSON.parse(unknown.body).errors[0].message).toBe('no route for GET /nowhere');
   });
 
@@ -60,7 +61,7 @@ describe('the front door', () => {
     const big = await raw(
       `POST /probe/items HTTP/1.0\r\nHost: localhost\r\n${authed()}content-type: application/json\r\ncontent-length: 99999999\r\nx-request-id: big-1\r\n\r\n`,
     );
-    expect(big.status).toBe(413);
+    await expectStatus(big, 413);
     expect(big.head.toLowerCase()).toContain('x-request-id: big-1');
     expect(JSON.parse(big.body).errors[0].httpcode).toBe(413);
   });
@@ -75,7 +76,7 @@ describe('declared lengths', () => {
     const r = await handle(
       new Request('http://localhost/x', { method: 'POST', body: 'x', headers: { 'content-length': '1e1' } }),
     );
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect((await r.json()).errors[0].message).toBe(
       'header content-length must be a non-negative integer number of bytes',
     );
@@ -99,7 +100,7 @@ describe('JSON bodies', () => {
       raw: `{"name":"x","extra":${nested(100_000)}}`,
       headers: { 'content-type': 'application/json' },
     });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toBe(
       `request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`,
     );
@@ -117,7 +118,7 @@ describe('JSON bodies', () => {
       raw: '{"name":',
       headers: { 'content-type': 'application/json' },
     });
-    expect(bad.status).toBe(400);
+    await expectStatus(bad, 400);
     expect(bad.json.errors[0].message).toBe(
       'request body must be JSON: it ends before the JSON value is complete',
     );
@@ -142,7 +143,7 @@ describe('request logs', () => {
       { bodyLimit: 10, log },
     );
     const r = await handle(new Request('http://localhost/x?y=1'));
-    expect(r.status).toBe(304);
+    await expectStatus(r, 304);
     expect(lines).toEqual([
       expect.objectContaining({ msg: 'request', request_id: 'r-1', method: 'GET', path: '/x', status: 304 }),
     ]);

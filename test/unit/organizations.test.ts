@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test';
 import { newApiKey, parseApiKey } from '../../core/organizations/api-keys.ts';
 import { ensureDevOrganization } from '../../entry/dev-organization.ts';
 import { manualClock } from '../helpers/clock.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService } from '../helpers/service.ts';
 
 describe('API keys', () => {
@@ -37,11 +38,11 @@ describe('API keys', () => {
     const t = await startTestService({ clock });
     try {
       const { apiKey: fresh } = await t.service.ctx.orgs.rotateKey(t.org.id, 60);
-      expect((await t.call('GET', '/organizations')).status).toBe(200);
-      expect((await t.call('GET', '/organizations', { key: fresh })).status).toBe(200);
+      await expectStatus(await t.call('GET', '/organizations'), 200);
+      await expectStatus(await t.call('GET', '/organizations', { key: fresh }), 200);
       clock.advance(61_000);
-      expect((await t.call('GET', '/organizations')).status).toBe(401);
-      expect((await t.call('GET', '/organizations', { key: fresh })).status).toBe(200);
+      await expectStatus(await t.call('GET', '/organizations'), 401);
+      await expectStatus(await t.call('GET', '/organizations', { key: fresh }), 200);
     } finally {
       await t.stop();
     }
@@ -90,13 +91,13 @@ describe('HEADER_PREFIX', () => {
           headers: { 'SlashID-OrgID': t.org.id, 'SlashID-API-Key': t.apiKey },
         }),
       );
-      expect(res.status).toBe(200);
+      await expectStatus(res, 200);
       const old = await t.service.fetch(
         new Request('http://localhost/organizations', {
           headers: { 'Service-OrgID': t.org.id, 'Service-API-Key': t.apiKey },
         }),
       );
-      expect(old.status).toBe(400);
+      await expectStatus(old, 400);
       expect(((await old.json()) as { errors: Array<{ message: string }> }).errors[0]!.message).toBe(
         'header SlashID-OrgID is required',
       );

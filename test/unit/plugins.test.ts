@@ -7,11 +7,12 @@ import { ServiceError } from '../../core/errors.ts';
 import { ok } from '../../core/http/envelope.ts';
 import { defineCapability, defineHook, definePlugin } from '../../core/plugin.ts';
 import { selectPlugins } from '../../core/service.ts';
-import { beforeTokenIssued, type TokenDraft } from '../../core/tokens/before-token-issued.ts';
+import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { webhooks } from '../../plugins/webhooks/index.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { probePlugin } from '../helpers/probe-plugin.ts';
 import { startTestService } from '../helpers/service.ts';
+import { tokenIssuerPlugin } from '../helpers/token-issuer.ts';
 
 const greeter = defineCapability<{ greet(name: string): string }>('greeter');
 
@@ -29,38 +30,7 @@ const consumer = definePlugin({
   }),
 });
 
-/** A token issuer in miniature: it calls beforeTokenIssued and merges what handlers answer. */
-const issuer = definePlugin({
-  id: 'issuer',
-  declares: [beforeTokenIssued],
-  setup: (ctx) => ({
-    routes: new Elysia().use(ctx.auth).post(
-      '/issue',
-      async ({ org }) => {
-        const draft: TokenDraft = {
-          orgId: org.id,
-          personId: 'pid:1',
-          issuer: 'authentication',
-          claims: { sub: 'pid:1' },
-          content: {
-            aud: org.id,
-            iss: ctx.config.publicBaseUrl,
-            sub: 'pid:1',
-            region: 'us-iowa',
-            first_token: true,
-            groups_claim_name: 'groups',
-            authentications: [],
-            request_metadata: {},
-          },
-        };
-        const results = await ctx.hooks.run(beforeTokenIssued, draft);
-        const claims = Object.assign({ ...draft.claims }, ...results.map((r) => r?.claims ?? {}));
-        return ok(claims);
-      },
-      { apiKey: true },
-    ),
-  }),
-});
+const issuer = tokenIssuerPlugin;
 
 const claimsFrom = (id: string, claims: Record<string, string>, order?: number) =>
   definePlugin({

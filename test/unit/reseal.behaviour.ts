@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import type { Storage } from '../../core/ports/storage.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const OLD = `old:${btoa('o'.repeat(32))}`;
@@ -39,7 +40,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
       () =>
         withServices(async (start) => {
           const before = await start(OLD);
-          expect((await before.call('PUT', RW, { body: { plan: 'pro', tags: ['eu'] } })).status).toBe(204);
+          await expectStatus(await before.call('PUT', RW, { body: { plan: 'pro', tags: ['eu'] } }), 204);
           const hook = await before.call('POST', '/organizations/webhooks', {
             body: {
               name: 'hook',
@@ -47,7 +48,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
               custom_headers: { 'X-Secret': ['s3cr3t'] },
             },
           });
-          expect(hook.status).toBe(201);
+          await expectStatus(hook, 201);
           const webhookId = hook.json.result.id as string;
           await before.service.ctx.signer.sign(before.org.id, { sub: 'before' });
 
@@ -64,7 +65,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
           const after = await start(NEW);
           {
             const read = await after.call('GET', RW, { orgId: before.org.id, key: before.apiKey });
-            expect(read.status).toBe(200);
+            await expectStatus(read, 200);
             expect(read.json.result).toEqual({ plan: 'pro', tags: ['eu'] });
             const got = await after.call('GET', `/organizations/webhooks/${webhookId}`, {
               orgId: before.org.id,
@@ -96,7 +97,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
               rotating.call('PUT', RW, { orgId: before.org.id, key: before.apiKey, body: { a: 2 } }),
               rotating.service.reseal(),
             ]);
-            expect(written.status).toBe(204);
+            await expectStatus(written, 204);
             const read = await rotating.call('GET', RW, { orgId: before.org.id, key: before.apiKey });
             expect(read.json.result).toEqual({ a: 2 });
             expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { type HttpsReceiver, startHttpsReceiver } from '../../helpers/tls.ts';
 import { until, type WebhookTestService } from '../../helpers/webhooks.ts';
 
@@ -46,17 +47,17 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       const r = await t.call('POST', '/organizations/webhooks', {
         body: { name: `hook ${n}`, target_url: target, ...extra },
       });
-      expect(r.status).toBe(201);
+      await expectStatus(r, 201);
       const id: string = r.json.result.id;
       const tr = await t.call('POST', `/organizations/webhooks/${id}/triggers`, {
         body: { trigger_type: 'event', trigger_name: trigger },
       });
-      expect(tr.status).toBe(201);
+      await expectStatus(tr, 201);
       return { id, target };
     }
     async function publish(eventName = 'RoleCreated_v1', extra: Record<string, unknown> = {}) {
       const r = await t.call('POST', '/test-events', { body: [{ event_name: eventName, ...extra }] });
-      expect(r.status).toBe(201);
+      await expectStatus(r, 201);
       return r.json.result as Array<
         { event_metadata: { event_id: string; event_name: string } } & Record<string, unknown>
       >;
@@ -226,7 +227,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       const [delivery] = await t.service.ctx.storage.query<{ id: string }>(
         sql`select id from webhook_deliveries where webhook_id = ${id}`,
       );
-      expect((await t.call('DELETE', `/organizations/webhooks/${id}`)).status).toBe(204);
+      await expectStatus(await t.call('DELETE', `/organizations/webhooks/${id}`), 204);
       const seen = hits(rx, target).length;
       await until(
         async () =>
@@ -287,7 +288,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       );
       const busy = (await deliveriesOf(id)).result[0];
       const conflict = await t.call('POST', `/organizations/webhooks/${id}/deliveries/${busy.id}/resend`);
-      expect(conflict.status).toBe(409);
+      await expectStatus(conflict, 409);
       await until(
         async () => (await deliveriesOf(id, '?status=dropped')).result?.length === 3,
         30_000,
@@ -306,16 +307,16 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       );
       expect(all[0].attempts).toHaveLength(6);
       expect((await deliveriesOf(id, '?status=succeeded')).result).toHaveLength(0);
-      expect((await t.call('GET', `/organizations/webhooks/${id}/deliveries?status=lost`)).status).toBe(400);
+      await expectStatus(await t.call('GET', `/organizations/webhooks/${id}/deliveries?status=lost`), 400);
       const misspelt = await t.call('GET', `/organizations/webhooks/${id}/deliveries?stauts=dropped`);
-      expect(misspelt.status).toBe(400);
+      await expectStatus(misspelt, 400);
       expect(misspelt.json.errors[0].message).toContain('query.stauts: is not a parameter of this operation');
-      expect((await t.call('GET', `/organizations/webhooks/${id}/deliveries?cursor=zzz`)).status).toBe(400);
+      await expectStatus(await t.call('GET', `/organizations/webhooks/${id}/deliveries?cursor=zzz`), 400);
 
       failing = false;
       const before = hits(rx, target).length;
       const resent = await t.call('POST', `/organizations/webhooks/${id}/deliveries/${all[0].id}/resend`);
-      expect(resent.status).toBe(202);
+      await expectStatus(resent, 202);
       expect(resent.json.result).toMatchObject({
         resend_of: all[0].id,
         status: 'pending',
@@ -330,7 +331,8 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
           t.call('POST', `/organizations/webhooks/${id}/recover`, { body: { since } }),
         ),
       );
-      expect(recovers.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+      expect(recovers).toHaveLength(5);
+      for (const r of recovers) await expectStatus(r, 202);
       expect(recovers.reduce((n, r) => n + r.json.result.recovered, 0)).toBe(2);
       await until(() => hits(rx, target).length === before + 3, 10_000, 'the recovered deliveries');
       const again = await t.call('POST', `/organizations/webhooks/${id}/recover`, { body: { since } });

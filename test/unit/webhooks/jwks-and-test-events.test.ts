@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import * as v from 'valibot';
 import { eventDefinition } from '../../../core/events/index.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { startWebhookService, type WebhookTestService } from '../../helpers/webhooks.ts';
 
 let t: WebhookTestService;
@@ -17,7 +18,7 @@ describe('the verification key set', () => {
   it('answers the bare JWKS with Service-OrgID only, cacheable with a strong ETag', async () => {
     const other = await t.service.ctx.orgs.create('Keys');
     const r = await t.call('GET', JWKS, { key: null, orgId: other.organization.id });
-    expect(r.status).toBe(200);
+    await expectStatus(r, 200);
     expect(r.json.keys).toHaveLength(1);
     expect(r.json.keys[0]).toEqual({
       kty: 'EC',
@@ -38,7 +39,7 @@ describe('the verification key set', () => {
       orgId: other.organization.id,
       headers: { 'If-None-Match': etag },
     });
-    expect(again.status).toBe(304);
+    await expectStatus(again, 304);
     expect(again.text).toBe('');
     expect(again.headers.get('etag')).toBe(etag);
     // A rotation changes the key set, and so the ETag; the previous key stays published.
@@ -48,7 +49,7 @@ describe('the verification key set', () => {
       orgId: other.organization.id,
       headers: { 'If-None-Match': etag },
     });
-    expect(rotated.status).toBe(200);
+    await expectStatus(rotated, 200);
     expect(rotated.json.keys).toHaveLength(2);
     expect(rotated.headers.get('etag')).not.toBe(etag);
   });
@@ -60,12 +61,12 @@ describe('the verification key set', () => {
       key: null,
       headers: { 'If-None-Match': r.headers.get('etag')! },
     });
-    expect(again.status).toBe(304);
+    await expectStatus(again, 304);
     expect(again.headers.get('vary')).toBe('Service-OrgID');
     const acme = await startWebhookService({ env: { HEADER_PREFIX: 'Acme' } });
     try {
       const theirs = await acme.call('GET', JWKS, { key: null });
-      expect(theirs.status).toBe(200);
+      await expectStatus(theirs, 200);
       expect(theirs.headers.get('vary')).toBe('Acme-OrgID');
     } finally {
       await acme.stop();
@@ -76,7 +77,7 @@ describe('the verification key set', () => {
     expect(
       (await t.call('GET', JWKS, { key: null, orgId: '01900000-0000-7000-8000-000000000000' })).status,
     ).toBe(404);
-    expect((await t.call('GET', JWKS, { key: null, orgId: null })).status).toBe(400);
+    await expectStatus(await t.call('GET', JWKS, { key: null, orgId: null }), 400);
   });
 
   it('is rate-limited per organization, with 429 and Retry-After', async () => {
@@ -86,14 +87,14 @@ describe('the verification key set', () => {
     for (let i = 0; i < 6; i++) statuses.push((await t.call('GET', JWKS, { key: null, orgId })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     const r = await t.call('GET', JWKS, { key: null, orgId });
-    expect(r.status).toBe(429);
+    await expectStatus(r, 429);
     expect(r.headers.get('retry-after')).toBe('2');
     expect(r.json.errors[0]).toEqual({
       httpcode: 429,
       message: expect.stringContaining('30 requests a minute'),
     });
     // Another organization has a bucket of its own.
-    expect((await t.call('GET', JWKS, { key: null })).status).toBe(200);
+    await expectStatus(await t.call('GET', JWKS, { key: null }), 200);
   });
 });
 
@@ -101,7 +102,7 @@ describe('test events', () => {
   it('answers 408 past the consistency timeout while the publish waits for the database', async () => {
     const { organization, apiKey } = await t.service.ctx.orgs.create('Slow');
     const as = { orgId: organization.id, key: apiKey };
-    expect((await t.call('GET', '/organizations', as)).status).toBe(200); // the key is cached
+    await expectStatus(await t.call('GET', '/organizations', as), 200); // the key is cached
     let release = () => {};
     const held = t.service.ctx.storage.transaction(() => new Promise<void>((resolve) => (release = resolve)));
     const r = await t.call('POST', '/test-events', {
@@ -111,7 +112,7 @@ describe('test events', () => {
     });
     release();
     await held;
-    expect(r.status).toBe(408);
+    await expectStatus(r, 408);
     expect(r.json.errors[0].message).toContain('may still be applied');
   });
 
@@ -124,7 +125,7 @@ describe('test events', () => {
         { event_name: 'AWSIAMRoleCreated_v1' },
       ],
     });
-    expect(r.status).toBe(201);
+    await expectStatus(r, 201);
     const events = r.json.result;
     expect(events).toHaveLength(4);
     for (const e of events) {
@@ -160,7 +161,7 @@ describe('test events', () => {
     const r = await t.call('POST', '/test-events', {
       body: [{ event_name: 'RoleCreated_v1', duplicates: true }],
     });
-    expect(r.status).toBe(201);
+    await expectStatus(r, 201);
     expect(r.json.result).toHaveLength(2);
     expect(r.json.result[0]).toEqual(r.json.result[1]);
   });
@@ -201,7 +202,7 @@ describe('test events', () => {
     ];
     for (const [body, expected] of cases) {
       const r = await t.call('POST', '/test-events', { body });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(r.json.errors[0].message).toContain(expected);
     }
   });
@@ -213,9 +214,9 @@ describe('test events', () => {
       body: Array.from({ length: 20_000 }, () => 0),
       key: null,
     });
-    expect(anonymous.status).toBe(401);
+    await expectStatus(anonymous, 401);
     const authed = await t.call('POST', '/test-events', { body: Array.from({ length: 20_000 }, () => 0) });
-    expect(authed.status).toBe(400);
+    await expectStatus(authed, 400);
     expect(authed.json.errors[0].message).toBe('body: must list at most 50 entries (got 20000)');
     expect(performance.now() - started).toBeLessThan(2000);
   });
@@ -227,18 +228,19 @@ describe('the test-events rate limit', () => {
     const publish = (body: unknown) =>
       t.call('POST', '/test-events', { orgId: organization.id, key: apiKey, body });
     // A refused request takes nothing.
-    expect((await publish([{ event_name: 'Nope_v1', count: 50 }])).status).toBe(400);
-    expect((await publish([{ event_name: 'RoleCreated_v1', count: 30 }])).status).toBe(201);
-    expect((await publish([{ event_name: 'RoleCreated_v1', count: 10, duplicates: true }])).status).toBe(201);
+    await expectStatus(await publish([{ event_name: 'Nope_v1', count: 50 }]), 400);
+    await expectStatus(await publish([{ event_name: 'RoleCreated_v1', count: 30 }]), 201);
+    await expectStatus(await publish([{ event_name: 'RoleCreated_v1', count: 10, duplicates: true }]), 201);
     const limited = await publish([{ event_name: 'RoleCreated_v1' }]);
-    expect(limited.status).toBe(429);
+    await expectStatus(limited, 429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(5);
     expect(limited.json.errors[0]).toEqual({
       httpcode: 429,
       message: expect.stringContaining('limited to 10 events a minute (bursts of 50)'),
     });
     // Another organization has a bucket of its own.
-    expect((await t.call('POST', '/test-events', { body: [{ event_name: 'RoleCreated_v1' }] })).status).toBe(
+    await expectStatus(
+      await t.call('POST', '/test-events', { body: [{ event_name: 'RoleCreated_v1' }] }),
       201,
     );
   });
@@ -247,7 +249,7 @@ describe('the test-events rate limit', () => {
     const r = await t.call('POST', '/test-events', {
       body: [{ event_name: 'RoleCreated_v1', count: 26, duplicates: true }],
     });
-    expect(r.status).toBe(400);
+    await expectStatus(r, 400);
     expect(r.json.errors[0].message).toContain(
       'asks for 52 events (count, twice with duplicates); at most 50 per request',
     );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { ACCEPTED_TRIGGER_NAMES } from '../../../core/events/index.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { startWebhookService, type WebhookTestService } from '../../helpers/webhooks.ts';
 
 let t: WebhookTestService;
@@ -26,7 +27,7 @@ describe('webhook operations', () => {
       custom_headers: { 'X-Secret': ['s1', 's2'] },
       timeout: '1500ms',
     });
-    expect(r.status).toBe(201);
+    await expectStatus(r, 201);
     expect(r.json).toEqual({
       result: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -38,7 +39,7 @@ describe('webhook operations', () => {
       },
     });
     const got = await t.call('GET', `/organizations/webhooks/${r.json.result.id}`);
-    expect(got.status).toBe(200);
+    await expectStatus(got, 200);
     expect(got.json).toEqual(r.json);
   });
 
@@ -64,21 +65,19 @@ describe('webhook operations', () => {
       key: other.apiKey,
       body: { name: 'theirs', target_url: url() },
     });
-    expect(theirs.status).toBe(201);
+    await expectStatus(theirs, 201);
     const mine = await create({ name: 'mine' });
     const list = await t.call('GET', '/organizations/webhooks');
-    expect(list.status).toBe(200);
+    await expectStatus(list, 200);
     const ids = list.json.result.map((w: { id: string }) => w.id);
     expect(ids).toContain(mine.json.result.id);
     expect(ids).not.toContain(theirs.json.result.id);
     // Another organization's webhook is 404 for this one, through every operation.
     const id = theirs.json.result.id;
-    expect((await t.call('GET', `/organizations/webhooks/${id}`)).status).toBe(404);
-    expect((await t.call('PATCH', `/organizations/webhooks/${id}`, { body: { name: 'x' } })).status).toBe(
-      404,
-    );
-    expect((await t.call('DELETE', `/organizations/webhooks/${id}`)).status).toBe(404);
-    expect((await t.call('GET', `/organizations/webhooks/${id}/triggers`)).status).toBe(404);
+    await expectStatus(await t.call('GET', `/organizations/webhooks/${id}`), 404);
+    await expectStatus(await t.call('PATCH', `/organizations/webhooks/${id}`, { body: { name: 'x' } }), 404);
+    await expectStatus(await t.call('DELETE', `/organizations/webhooks/${id}`), 404);
+    await expectStatus(await t.call('GET', `/organizations/webhooks/${id}/triggers`), 404);
   });
 
   it('answers 400 naming the field and rule for a bad target_url, name, timeout or header', async () => {
@@ -110,10 +109,10 @@ describe('webhook operations', () => {
 
   it('answers 409 for a target_url the organization already uses, however it is spelled', async () => {
     const first = await create({ target_url: 'https://a.hooks.test/unique' });
-    expect(first.status).toBe(201);
+    await expectStatus(first, 201);
     for (const spelling of ['https://a.hooks.test/unique', 'HTTPS://A.HOOKS.TEST:443/unique']) {
       const r = await create({ target_url: spelling });
-      expect(r.status).toBe(409);
+      await expectStatus(r, 409);
       expect(message(r)).toContain('already has the target_url https://a.hooks.test/unique');
     }
     // Another organization may use the same URL.
@@ -123,7 +122,7 @@ describe('webhook operations', () => {
       key: other.apiKey,
       body: { name: 'theirs', target_url: 'https://a.hooks.test/unique' },
     });
-    expect(theirs.status).toBe(201);
+    await expectStatus(theirs, 201);
   });
 
   it('keeps target_url unique under many concurrent creates: one 201, the rest 409', async () => {
@@ -142,7 +141,7 @@ describe('webhook operations', () => {
     const patched = await t.call('PATCH', `/organizations/webhooks/${id}`, {
       body: { name: 'renamed', custom_headers: { 'X-New': ['2'] } },
     });
-    expect(patched.status).toBe(200);
+    await expectStatus(patched, 200);
     expect(patched.json.result).toMatchObject({
       name: 'renamed',
       custom_headers: { 'X-New': ['2'] },
@@ -156,12 +155,12 @@ describe('webhook operations', () => {
     const bad = await t.call('PATCH', `/organizations/webhooks/${id}`, {
       body: { target_url: 'https://10.0.0.1/' },
     });
-    expect(bad.status).toBe(400);
+    await expectStatus(bad, 400);
     const taken = await create({});
     const clash = await t.call('PATCH', `/organizations/webhooks/${id}`, {
       body: { target_url: taken.json.result.target_url },
     });
-    expect(clash.status).toBe(409);
+    await expectStatus(clash, 409);
   });
 
   it('deletes a webhook (204) and its triggers; then 404', async () => {
@@ -173,10 +172,10 @@ describe('webhook operations', () => {
     const del = await t.call('DELETE', `/organizations/webhooks/${id}`, {
       headers: { 'Service-Required-Consistency': 'all_regions', 'Service-Required-Consistency-Timeout': '5' },
     });
-    expect(del.status).toBe(204);
+    await expectStatus(del, 204);
     expect(del.text).toBe('');
-    expect((await t.call('GET', `/organizations/webhooks/${id}`)).status).toBe(404);
-    expect((await t.call('DELETE', `/organizations/webhooks/${id}`)).status).toBe(404);
+    await expectStatus(await t.call('GET', `/organizations/webhooks/${id}`), 404);
+    await expectStatus(await t.call('DELETE', `/organizations/webhooks/${id}`), 404);
     const { sql } = await import('drizzle-orm');
     const left = await t.service.ctx.storage.query(
       sql`select 1 from webhook_triggers where webhook_id = ${id}`,
@@ -190,21 +189,21 @@ describe('webhook operations', () => {
     const bad = await t.call('DELETE', `/organizations/webhooks/${id}`, {
       headers: { 'Service-Required-Consistency': 'everywhere' },
     });
-    expect(bad.status).toBe(400);
+    await expectStatus(bad, 400);
     expect(message(bad)).toContain('Service-Required-Consistency');
     const badTimeout = await t.call('DELETE', `/organizations/webhooks/${id}`, {
       headers: { 'Service-Required-Consistency-Timeout': '121' },
     });
-    expect(badTimeout.status).toBe(400);
+    await expectStatus(badTimeout, 400);
     const malformed = await t.call('DELETE', '/organizations/webhooks/not-a-uuid');
-    expect(malformed.status).toBe(400);
+    await expectStatus(malformed, 400);
     expect(message(malformed)).toContain('webhook_id must be a UUID');
   });
 
   it('needs the API key of the organization', async () => {
-    expect((await t.call('GET', '/organizations/webhooks', { key: null })).status).toBe(401);
+    await expectStatus(await t.call('GET', '/organizations/webhooks', { key: null }), 401);
     const other = await t.service.ctx.orgs.create('Other');
-    expect((await t.call('GET', '/organizations/webhooks', { key: other.apiKey })).status).toBe(403);
+    await expectStatus(await t.call('GET', '/organizations/webhooks', { key: other.apiKey }), 403);
   });
 });
 
@@ -214,9 +213,9 @@ describe('triggers', () => {
     const path = `/organizations/webhooks/${id}/triggers`;
     const body = { trigger_type: 'event', trigger_name: 'PersonCreated_v1' };
     const first = await t.call('POST', path, { body });
-    expect(first.status).toBe(201);
+    await expectStatus(first, 201);
     expect(first.json).toEqual({});
-    expect((await t.call('POST', path, { body })).status).toBe(201);
+    await expectStatus(await t.call('POST', path, { body }), 201);
     await t.call('POST', path, { body: { trigger_type: 'sync_hook', trigger_name: 'token_minted' } });
     const list = await t.call('GET', path);
     expect(list.json).toEqual({
@@ -226,14 +225,14 @@ describe('triggers', () => {
       ],
     });
     const del = await t.call('DELETE', `${path}?trigger_type=event&trigger_name=PersonCreated_v1`);
-    expect(del.status).toBe(204);
+    await expectStatus(del, 204);
     expect((await t.call('GET', path)).json.result).toEqual([
       { trigger_type: 'sync_hook', trigger_name: 'token_minted' },
     ]);
     const again = await t.call('DELETE', `${path}?trigger_type=event&trigger_name=PersonCreated_v1`);
-    expect(again.status).toBe(404);
+    await expectStatus(again, 404);
     const missing = await t.call('DELETE', `${path}?trigger_type=event`);
-    expect(missing.status).toBe(400);
+    await expectStatus(missing, 400);
     expect(message(missing)).toContain('trigger_name');
   });
 
@@ -252,7 +251,7 @@ describe('triggers', () => {
     expect([...names].sort()).toEqual([...ACCEPTED_TRIGGER_NAMES].sort());
     expect(names.filter((x: string) => x.startsWith('Mitm'))).toEqual(['MitmAttackDetectedV1']);
     const del = await t.call('DELETE', `${path}?trigger_type=event&trigger_name=MitmAttackDetectedV1`);
-    expect(del.status).toBe(204);
+    await expectStatus(del, 204);
   });
 
   it('refuses cloud-provider and unknown event names with the accepted list, and other sync hooks', async () => {
@@ -265,7 +264,7 @@ describe('triggers', () => {
       'Bogus_v1',
     ]) {
       const r = await t.call('POST', path, { body: { trigger_type: 'event', trigger_name: name } });
-      expect(r.status).toBe(400);
+      await expectStatus(r, 400);
       expect(message(r)).toContain(
         `${JSON.stringify(name)} is not an accepted event trigger name; accepted: AuthenticationSucceeded_v1`,
       );
@@ -273,10 +272,10 @@ describe('triggers', () => {
     const hook = await t.call('POST', path, {
       body: { trigger_type: 'sync_hook', trigger_name: 'PersonCreated_v1' },
     });
-    expect(hook.status).toBe(400);
+    await expectStatus(hook, 400);
     expect(message(hook)).toContain('the only one is token_minted');
     const type = await t.call('POST', path, { body: { trigger_type: 'cron', trigger_name: 'x' } });
-    expect(type.status).toBe(400);
+    await expectStatus(type, 400);
     const unknown = await t.call(
       'POST',
       '/organizations/webhooks/01900000-0000-7000-8000-000000000000/triggers',
@@ -284,6 +283,6 @@ describe('triggers', () => {
         body: { trigger_type: 'event', trigger_name: 'PersonCreated_v1' },
       },
     );
-    expect(unknown.status).toBe(404);
+    await expectStatus(unknown, 404);
   });
 });

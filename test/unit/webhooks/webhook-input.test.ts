@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { createWebhookStore } from '../../../plugins/webhooks/store/webhooks.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { type HttpsReceiver, startHttpsReceiver } from '../../helpers/tls.ts';
 import { startWebhookService, until, type WebhookTestService } from '../../helpers/webhooks.ts';
 
@@ -138,7 +139,7 @@ describe('custom_headers', () => {
       target_url: target,
       custom_headers: headers,
     });
-    expect(made.status).toBe(201);
+    await expectStatus(made, 201);
     expect(made.json.result.custom_headers).toEqual(headers);
     const id = made.json.result.id;
     expect((await call('GET', `/organizations/webhooks/${id}`)).json.result.custom_headers).toEqual(headers);
@@ -146,7 +147,7 @@ describe('custom_headers', () => {
       trigger_type: 'event',
       trigger_name: 'RoleCreated_v1',
     });
-    expect((await call('POST', '/test-events', [{ event_name: 'RoleCreated_v1' }])).status).toBe(201);
+    await expectStatus(await call('POST', '/test-events', [{ event_name: 'RoleCreated_v1' }]), 201);
     const path = new URL(target).pathname;
     await until(() => rx.requests.some((r) => r.path === path), 10_000, 'the delivery');
     const received = rx.requests.find((r) => r.path === path)!;
@@ -165,7 +166,7 @@ describe('target_url', () => {
       name: 'h',
       target_url: 'https://a.hooks.test./dotted',
     });
-    expect(first.status).toBe(201);
+    await expectStatus(first, 201);
     expect(first.json.result.target_url).toBe('https://a.hooks.test/dotted');
     for (const spelling of [
       'https://a.hooks.test/dotted',
