@@ -1,0 +1,53 @@
+import { defineCapability } from '../contract/capabilities.ts';
+
+/** A handle's type as the API writes it (the persons reference); events carry PersonHandleType numbers. */
+export type HandleType = 'email_address' | 'phone_number' | 'username';
+
+/** A way to reach or name a person: a normalised email address, an E.164 phone number or a username. */
+export interface PersonHandle {
+  type: HandleType;
+  value: string;
+}
+
+/** A person as other plugins see it. */
+export interface PersonRecord {
+  personId: string;
+  orgId: string;
+  /** `regular`, or `anonymous` for a person made by POST /persons/anonymous. */
+  personType: 'regular' | 'anonymous';
+  active: boolean;
+  region: string;
+  handles: PersonHandle[];
+  groups: string[];
+  /** RFC 3339. */
+  createdAt: string;
+}
+
+/** What the issuer and the factors need of an organization's persons. */
+export interface PersonDirectory {
+  /** The person, or undefined when the organization has none of that ID. */
+  get(orgId: string, personId: string): Promise<PersonRecord | undefined>;
+  /** The person holding a handle (the handle is normalised first), or undefined. */
+  findByHandle(orgId: string, handle: PersonHandle): Promise<PersonRecord | undefined>;
+  /** Normalises a handle as stored (email case, E.164); throws a 400 ServiceError naming the rule. */
+  normaliseHandle(handle: PersonHandle): PersonHandle;
+  /** Creates an anonymous person (and publishes AnonymousPersonCreated_v1). */
+  createAnonymous(
+    orgId: string,
+    options: { region?: string; analytics: AnalyticsContext },
+  ): Promise<PersonRecord>;
+  /** The claim that carries a person's groups in this organization's tokens. @default 'groups' */
+  groupsClaimName(orgId: string): Promise<string>;
+}
+
+/** What events' analytics_metadata is made from: the request that caused them. */
+export interface AnalyticsContext {
+  clientIpAddress?: string;
+  userAgent?: string;
+  origin?: string;
+  /** A UUID the client sent to correlate its events; a fresh one otherwise. */
+  correlationId?: string;
+}
+
+/** Provided by the persons plugin. */
+export const personDirectory = defineCapability<PersonDirectory>('personDirectory');

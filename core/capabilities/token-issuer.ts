@@ -1,0 +1,60 @@
+import { defineCapability } from '../contract/capabilities.ts';
+import type { JsonValue } from '../ports/event-bus.ts';
+import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
+import type { AnalyticsContext } from './person-directory.ts';
+
+/** What a factor (or the mint-token API) asks the issuer for. */
+export interface IssueRequest {
+  orgId: string;
+  personId: string;
+  /** `authenticated_methods`: the factors of this authentication (`["password"]`, `["api"]` for mint-token). */
+  methods: string[];
+  /** What issues it: `authentication` and `anonymous` run beforeTokenIssued; `mint` never does. */
+  issuer: 'authentication' | 'anonymous' | 'oauth2' | 'mint';
+  /** The authentications that led to it, for the hook's trigger content and TokenMinted_v1. */
+  authentications: TokenAuthentication[];
+  /** Claims the caller adds (mint-token's custom_claims); registered and reserved claims are refused. */
+  customClaims?: Record<string, JsonValue>;
+  /** The person's earlier anonymous identity, when a sign-in follows one (TokenMinted_v1). */
+  prevAnonymousPersonId?: string;
+  /** The request behind it: the hook's request_metadata and the events' analytics_metadata. */
+  request: AnalyticsContext;
+}
+
+/** An issued token. */
+export interface IssuedToken {
+  token: string;
+  tokenId: string;
+  claims: Record<string, JsonValue>;
+  firstToken: boolean;
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** Why a token does not validate. */
+export type InvalidReason =
+  | 'malformed'
+  | 'bad_signature'
+  | 'unknown_key'
+  | 'expired'
+  | 'revoked'
+  | 'wrong_issuer';
+
+/** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
+export interface TokenIssuer {
+  /**
+   * Issues a token: builds the claims (iss, sub, oid, person_id, authenticated_methods, first_token, jti,
+   * iat, exp, groups under the organization's claim name, custom claims), runs beforeTokenIssued (except
+   * for `mint`), signs with the deployment's token key, and publishes TokenMinted_v1 (or
+   * AnonymousTokenMinted_v1). A handler's error (a blocked issuance) reaches the caller.
+   */
+  issue(request: IssueRequest): Promise<IssuedToken>;
+  /** Whether a token is valid now, and why not. */
+  validate(
+    token: string,
+  ): Promise<{ valid: true; claims: Record<string, JsonValue> } | { valid: false; reason: InvalidReason }>;
+}
+
+/** Provided by the tokens plugin. */
+export const tokenIssuer = defineCapability<TokenIssuer>('tokenIssuer');
