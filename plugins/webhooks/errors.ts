@@ -42,6 +42,18 @@ export const WebhookErrors = defineErrors({
     status: 409,
     message: (deliveryId: string) => `the event of delivery ${deliveryId} is no longer stored`,
   },
+  /** The token_minted hook blocked a token: a webhook failed, answered a non-object, or set a reserved claim. */
+  TOKEN_MINTED_BLOCKED: {
+    status: 403,
+    message: (webhookId: string, reason: string) =>
+      `the token_minted webhook ${webhookId} blocked the token: ${reason}`,
+  },
+  /** Synchronous hook calls are made during a sign-in; there is nothing to send again later. */
+  SYNC_HOOK_NOT_RESENT: {
+    status: 409,
+    message: (deliveryId: string) =>
+      `delivery ${deliveryId} is a sync_hook call, made during the sign-in it answered; only event deliveries are resent`,
+  },
   INVALID_CURSOR: {
     status: 400,
     message: (cursor: string) =>

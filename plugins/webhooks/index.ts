@@ -5,6 +5,7 @@ import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { operatorRoutes } from './api/deliveries.ts';
 import { jwksRoutes } from './api/jwks.ts';
 import { testEventRoutes } from './api/test-events.ts';
@@ -14,12 +15,19 @@ import { migrations } from './migrations/index.ts';
 import { createAttemptRecorder } from './pipeline/attempts.ts';
 import { createDeliveryHandler } from './pipeline/delivery.ts';
 import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
+import { createHookLog } from './pipeline/hook-log.ts';
 import { createEventCache } from './pipeline/loader.ts';
 import { retentionWorker } from './pipeline/retention.ts';
 import { createRouter } from './pipeline/router.ts';
+import {
+  createTokenMintedHook,
+  DEFAULT_TOKEN_MINTED_DEADLINE_MS,
+  TOKEN_MINTED,
+} from './pipeline/token-minted.ts';
 import { RESEND_RATE_LIMIT, TEST_EVENT_RATE_LIMIT } from './schema.ts';
 import { createHeaderOpener, customHeadersSealed } from './store/custom-headers.ts';
 import { createOperatorStore } from './store/deliveries.ts';
+import { createHookTargets } from './store/hook-targets.ts';
 import { createWebhookStore } from './store/webhooks.ts';
 
 export { WebhookErrors } from './errors.ts';
@@ -48,6 +56,11 @@ export interface WebhooksOptions {
   resendRateLimit?: { perMinute?: number; burst?: number };
   /** Cache-Control max-age of the verification key set, in seconds. @default 300 */
   jwksMaxAgeSeconds?: number;
+  /**
+   * The longest the token_minted hook may hold a sign-in, every attempt of every webhook included (each
+   * attempt's timeout shrinks to fit); past it the token is blocked. @default 10000
+   */
+  tokenMintedDeadlineMs?: number;
   /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
   retentionDays?: number;
 }
@@ -127,6 +140,23 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         issuer: ctx.config.publicBaseUrl,
         events,
       });
+      const openHeaders = createHeaderOpener(ctx.secrets);
+      const hookLog = createHookLog({
+        storage: ctx.storage,
+        clock: ctx.clock,
+        onError: (err) => log.error('recording a sync_hook call failed', { error: String(err) }),
+      });
+      const tokenMinted = createTokenMintedHook({
+        signer: ctx.signer,
+        delivery: ctx.delivery,
+        clock: ctx.clock,
+        issuer: ctx.config.publicBaseUrl,
+        openHeaders,
+        targets: createHookTargets(ctx.storage, TOKEN_MINTED),
+        log: hookLog,
+        logger: log,
+        deadlineMs: options.tokenMintedDeadlineMs ?? DEFAULT_TOKEN_MINTED_DEADLINE_MS,
+      });
       const subscriptions: Subscription[] = [];
       const worker: Worker = {
         name: 'webhooks',
@@ -145,10 +175,9 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         async stop() {
           // Handlers in flight finish (their records commit) before the bus closes.
           await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
-          await recorder.flush();
+          await Promise.all([recorder.flush(), hookLog.flush()]);
         },
       };
-      const openHeaders = createHeaderOpener(ctx.secrets);
       const days = options.retentionDays ?? 30;
       const workers = [worker];
       if (days > 0) workers.push(retentionWorker({ storage: ctx.storage, clock: ctx.clock, log, days }));
@@ -160,6 +189,8 @@ export const webhooks = (options: WebhooksOptions = {}) =>
           .use(operatorRoutes(ctx, store, operator, { buckets: resendBuckets, ...resends }))
           .use(testEventRoutes(ctx, { buckets: testEventBuckets, ...testEvents })),
         workers,
+        // Never for mint-token: it sets its own custom claims (the spec's hook is for sign-ins).
+        attach: [beforeTokenIssued.attach({ match: (draft) => draft.issuer !== 'mint', run: tokenMinted })],
         sealed: [customHeadersSealed],
       };
     },

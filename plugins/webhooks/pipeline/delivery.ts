@@ -41,7 +41,7 @@ export interface DeliveryDeps {
 }
 
 /** Why an attempt failed, in words an operator reads in the delivery log. */
-function failureOf(result: DeliveryResult): { kind: string; message: string } {
+export function failureOf(result: DeliveryResult): { kind: string; message: string } {
   if (result.status === undefined)
     return { kind: result.errorKind ?? 'network', message: result.error ?? 'no answer' };
   if (result.status >= 300 && result.status < 400)

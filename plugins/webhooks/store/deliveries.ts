@@ -141,6 +141,7 @@ export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clo
         left join webhook_events e on e.event_id = d.event_id
         where d.id = ${deliveryId} and d.webhook_id = ${webhookId} and d.org_id = ${orgId}`);
       if (!d) throw WebhookErrors.DELIVERY_NOT_FOUND(webhookId, deliveryId);
+      if (d.trigger_type === 'sync_hook') throw WebhookErrors.SYNC_HOOK_NOT_RESENT(deliveryId);
       if (d.status === 'pending' || d.status === 'retrying')
         throw WebhookErrors.DELIVERY_IN_PROGRESS(deliveryId, d.status);
       if (!d.stored) throw WebhookErrors.DELIVERY_EVENT_GONE(deliveryId);
