@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { beforeTokenIssued, definePlugin, ok, type TokenDraft } from 'identity-service/core';
+import type { CallOptions, CallResult } from './service.ts';
 
 /**
  * A token issuer in miniature, for tests of the hook contract until persons exist: `POST /issue` calls
@@ -35,3 +36,15 @@ export const tokenIssuerPlugin = definePlugin({
     ),
   }),
 });
+
+/** The plugins that issue tokens in tests of the token_minted hook: the miniature issuer, for now. */
+export const tokenIssuingPlugins = () => [tokenIssuerPlugin];
+
+/**
+ * Issues a token as a sign-in would, for the organization `o` names (the test organization by default):
+ * 200 with the claims, or the hook's error. The one place to switch to the real tokens plugin.
+ */
+export const issueToken = (
+  t: { call(method: string, path: string, o?: CallOptions): Promise<CallResult> },
+  o: CallOptions = {},
+): Promise<CallResult> => t.call('POST', '/issue', o);

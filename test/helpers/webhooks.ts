@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Env } from '../../core/config.ts';
+import type { PluginDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { type WebhooksOptions, webhooks } from '../../plugins/webhooks/index.ts';
@@ -32,14 +33,21 @@ export interface WebhookTestService extends TestService {
  * the verification keys from it) and able to deliver to HTTPS receivers on *.hooks.test.
  */
 export async function startWebhookService(
-  o: { clock?: Clock; env?: Env; storage?: Storage; options?: WebhooksOptions } = {},
+  o: {
+    clock?: Clock;
+    env?: Env;
+    storage?: Storage;
+    options?: WebhooksOptions;
+    /** Plugins to run beside webhooks (a token issuer, say). */
+    plugins?: PluginDefinition[];
+  } = {},
 ): Promise<WebhookTestService> {
   let handler: (r: Request) => Promise<Response> = async () => new Response('starting', { status: 503 });
   const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (r) => handler(r) });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const t = await startTestService({
     env: { ...deliveryEnv(), PUBLIC_BASE_URL: baseUrl, ...o.env },
-    definition: { plugins: [webhooks(o.options)] },
+    definition: { plugins: [webhooks(o.options), ...(o.plugins ?? [])] },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
   });
