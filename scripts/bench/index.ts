@@ -1,11 +1,12 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
+import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { ROOT } from './processes.ts';
 import { benchWebhooks } from './webhooks.ts';
@@ -22,6 +23,7 @@ const sections: Record<string, () => Promise<string>> = {
   http: () => benchHttp({ seconds: 5, concurrency: 64 }),
   attributes: () => benchAttributes({ seconds: 3, inflight: 32, databaseUrl }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
+  hook: () => benchHook({ n: 3000 }),
 };
 
 const results: Record<string, string> = {};
