@@ -12,8 +12,23 @@ export {
   type GroupCommit,
   type GroupCommitOptions,
 } from './batching/group-commit.ts';
-// Capabilities and hook points shared by the built-in plugins.
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
+// Capabilities and hook points shared by the built-in plugins.
+export {
+  type AnalyticsContext,
+  type HandleType,
+  type PersonDirectory,
+  type PersonHandle,
+  type PersonRecord,
+  personDirectory,
+} from './capabilities/person-directory.ts';
+export {
+  type InvalidReason,
+  type IssuedToken,
+  type IssueRequest,
+  type TokenIssuer,
+  tokenIssuer,
+} from './capabilities/token-issuer.ts';
 export { type Config, ConfigError, type Env } from './config.ts';
 export {
   type Capability,
@@ -106,3 +121,4 @@ export {
   type TokenHookResult,
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
+export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
