@@ -1,5 +1,6 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { persons } from './plugins/persons/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
 
 /**
@@ -7,5 +8,5 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change.
  */
 export default defineService({
-  plugins: [attributes(), webhooks()],
+  plugins: [attributes(), webhooks(), persons()],
 });

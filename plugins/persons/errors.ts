@@ -1,0 +1,35 @@
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+
+/** The message is the detail the throw site gives (the field and the rule). */
+const detail = (message: string) => message;
+
+/** The error codes of the persons plugin: stable, machine-readable, each with one HTTP status. */
+export const PersonErrors = defineErrors({
+  /** A handle, region, group name, query parameter or setting breaks its rule. */
+  INVALID_PERSON_INPUT: { status: 400, message: detail },
+  /** No person of that ID in this organization (another organization's person included). */
+  PERSON_NOT_FOUND: {
+    status: 404,
+    message: (id: string) => `no person ${JSON.stringify(id)} in this organization`,
+  },
+  /** No group of that name in this organization. */
+  GROUP_NOT_FOUND: {
+    status: 404,
+    message: (name: string) => `no group ${JSON.stringify(name)} in this organization`,
+  },
+  /** The person is not in the group. */
+  NOT_A_MEMBER: {
+    status: 404,
+    message: (id: string, name: string) => `person ${id} is not in group ${JSON.stringify(name)}`,
+  },
+  /** A handle already belongs to a person of this organization. */
+  HANDLE_TAKEN: {
+    status: 409,
+    message: (where: string, type: string, value: string) =>
+      `${where}: the ${type} ${JSON.stringify(value)} already belongs to a person of this organization`,
+  },
+  /** A body names the same handle twice, or a PUT's handles belong to different persons. */
+  HANDLE_CONFLICT: { status: 409, message: detail },
+});
+
+export type PersonErrorCode = ErrorCodeOf<typeof PersonErrors>;

@@ -1,0 +1,81 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
+import { envText } from '../../core/contract/settings.ts';
+import { definePlugin } from '../../core/plugin.ts';
+import { groupRoutes } from './group-routes.ts';
+import { normaliseHandle } from './handles.ts';
+import { REGIONS, type Region } from './input.ts';
+import { migrations } from './migrations/index.ts';
+import { personRoutes } from './routes.ts';
+import { createSettingsStore, settingsRoutes } from './settings.ts';
+import { createPersonStore } from './store.ts';
+
+export { type PersonDirectory, personDirectory };
+
+export interface PersonsOptions {
+  /** The region of persons created without one; PERSONS_DEFAULT_REGION wins over it. @default 'us-iowa' */
+  defaultRegion?: Region;
+}
+
+const isRegion = (s: string): s is Region => (REGIONS as readonly string[]).includes(s);
+
+const settings = v.object({
+  PERSONS_DEFAULT_REGION: envText('PERSONS_DEFAULT_REGION', `must be one of ${REGIONS.join(', ')}`, isRegion),
+});
+
+/**
+ * Persons of an organization: handles (normalised, unique per organization), groups, the organization's
+ * groups_claim_name, and the personDirectory capability the token issuer and the factors use.
+ *
+ * @example defineService({ plugins: [persons({ defaultRegion: 'europe-belgium' })] })
+ */
+export const persons = (options: PersonsOptions = {}) => {
+  const optionRegion = options.defaultRegion ?? 'us-iowa';
+  if (!isRegion(optionRegion))
+    throw new Error(`persons: defaultRegion must be one of ${REGIONS.join(', ')} (got ${optionRegion})`);
+  return definePlugin({
+    id: 'persons',
+    migrations,
+    settings,
+    provides: { personDirectory },
+    emits: ['PersonCreated_v1', 'PersonDeleted_v1', 'AnonymousPersonCreated_v1'],
+    setup(ctx) {
+      const region = ctx.settings.PERSONS_DEFAULT_REGION;
+      const defaultRegion: Region = region && isRegion(region) ? region : optionRegion;
+      const store = createPersonStore({ storage: ctx.storage, clock: ctx.clock, events: ctx.events });
+      const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
+      const directory: PersonDirectory = {
+        get: (orgId, personId) => store.find(orgId, personId),
+        findByHandle: (orgId, handle) => store.findByHandle(orgId, normaliseHandle(handle)),
+        normaliseHandle: (handle) => normaliseHandle(handle),
+        async createAnonymous(orgId, { region: wanted, analytics }) {
+          if (wanted !== undefined && !isRegion(wanted))
+            throw new Error(`persons: region must be one of ${REGIONS.join(', ')} (got ${wanted})`);
+          const [made] = await store.create(
+            orgId,
+            [
+              {
+                personType: 'anonymous',
+                active: true,
+                region: wanted ?? defaultRegion,
+                handles: [],
+                groups: [],
+              },
+            ],
+            analytics,
+          );
+          return made!;
+        },
+        groupsClaimName: (orgId) => orgSettings.groupsClaimName(orgId),
+      };
+      return {
+        routes: new Elysia()
+          .use(personRoutes(ctx, store, defaultRegion))
+          .use(groupRoutes(ctx, store))
+          .use(settingsRoutes(ctx, orgSettings)),
+        provide: { personDirectory: directory },
+      };
+    },
+  });
+};

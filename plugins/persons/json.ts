@@ -1,0 +1,28 @@
+import * as v from 'valibot';
+import type { PersonRecord } from '../../core/capabilities/person-directory.ts';
+import { HANDLE_TYPES } from './handles.ts';
+
+/** PersonRet of the reference, plus created_at. */
+export const PersonSchema = v.object({
+  person_id: v.string(),
+  person_type: v.picklist(['regular', 'anonymous']),
+  active: v.boolean(),
+  region: v.string(),
+  handles: v.array(v.object({ type: v.picklist(HANDLE_TYPES), value: v.string() })),
+  groups: v.array(v.string()),
+  created_at: v.pipe(v.string(), v.description('RFC 3339, UTC')),
+});
+
+export const personJson = (p: PersonRecord): v.InferOutput<typeof PersonSchema> => ({
+  person_id: p.personId,
+  person_type: p.personType,
+  active: p.active,
+  region: p.region,
+  handles: p.handles.map((h) => ({ type: h.type, value: h.value })),
+  groups: p.groups,
+  created_at: p.createdAt,
+});
+
+export const PageMeta = v.object({
+  cursor_pagination: v.object({ limit: v.number(), cursor: v.string(), total_count: v.number() }),
+});
