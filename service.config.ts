@@ -7,5 +7,7 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change.
  */
 export default defineService({
+  // password() (plugins/password) requires personDirectory and tokenIssuer: enabled at merge, with
+  // persons() and tokens(), which provide them.
   plugins: [attributes(), webhooks()],
 });
