@@ -8,5 +8,6 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change.
  */
 export default defineService({
+  // password() (plugins/password) requires tokenIssuer too: enabled with tokens(), which provides it.
   plugins: [attributes(), webhooks(), persons()],
 });

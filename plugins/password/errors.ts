@@ -1,0 +1,20 @@
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+
+const detail = (message: string) => message;
+
+/** The error codes of the password plugin: stable, machine-readable, each with one HTTP status. */
+export const PasswordErrors = defineErrors({
+  /** The password breaks the policy (length, common password) or the imported hash is not one we know. */
+  INVALID_PASSWORD: { status: 400, message: detail },
+  /** The body names neither or both of `password` and `password_hash`. */
+  INVALID_BODY: { status: 400, message: detail },
+  PERSON_NOT_FOUND: {
+    status: 404,
+    message: (personId: string) => `no person ${personId} in this organization`,
+  },
+  /** One message for a wrong password, an unknown handle, a person without a password or a disabled one. */
+  INVALID_CREDENTIALS: { status: 401, message: 'the handle and password do not match' },
+  TOO_MANY_ATTEMPTS: { status: 429, message: detail },
+});
+
+export type PasswordErrorCode = ErrorCodeOf<typeof PasswordErrors>;

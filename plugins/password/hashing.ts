@@ -1,0 +1,63 @@
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import bcrypt from 'bcryptjs';
+
+/** argon2id cost parameters: memory in KiB, passes, lanes. */
+export interface Argon2Params {
+  /** @default 19456 (19 MiB, OWASP's first argon2id configuration) */
+  memoryKiB: number;
+  /** @default 2 */
+  iterations: number;
+  /** @default 1 */
+  parallelism: number;
+}
+
+export const DEFAULT_ARGON2: Argon2Params = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
+
+const ARGON2ID_RE =
+  /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,4}),p=(\d{1,3})\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}$/;
+const BCRYPT_RE = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
+
+/** The kind of a stored or imported hash, or undefined for one this service cannot verify. */
+export function hashKind(encoded: string): 'argon2id' | 'bcrypt' | undefined {
+  if (ARGON2ID_RE.test(encoded)) return 'argon2id';
+  if (BCRYPT_RE.test(encoded)) return 'bcrypt';
+  return undefined;
+}
+
+/**
+ * Hashing and verification of passwords: argon2id (PHC string) through @node-rs/argon2, which runs on
+ * a libuv worker thread on Bun, Node and Deno alike, so a hash never blocks the event loop; bcrypt
+ * ($2a$, $2b$, $2y$) through bcryptjs, for imported hashes only.
+ */
+export function createHasher(params: Argon2Params) {
+  const options = {
+    // Algorithm.Argon2id: the enum is `const`, which isolated modules may not read from a package.
+    algorithm: 2,
+    memoryCost: params.memoryKiB,
+    timeCost: params.iterations,
+    parallelism: params.parallelism,
+  };
+  const current = `m=${params.memoryKiB},t=${params.iterations},p=${params.parallelism}`;
+  // Verified against when the handle is unknown or has no password, so every 401 costs one argon2id.
+  const dummy = argon2Hash(crypto.randomUUID(), options);
+
+  return {
+    hash: (password: string) => argon2Hash(password, options),
+    /** Whether the password matches; false for a hash of a kind this service does not know. */
+    async verify(encoded: string, password: string): Promise<boolean> {
+      const kind = hashKind(encoded);
+      if (kind === 'argon2id') return argon2Verify(encoded, password).catch(() => false);
+      if (kind === 'bcrypt') return bcrypt.compare(password, encoded).catch(() => false);
+      return false;
+    },
+    /** Spends the time of a verification and answers false: unknown handles look like wrong passwords. */
+    async verifyDummy(password: string): Promise<false> {
+      await argon2Verify(await dummy, password).catch(() => false);
+      return false;
+    },
+    /** True for bcrypt and for argon2id with other parameters than the configured ones. */
+    needsRehash: (encoded: string) => hashKind(encoded) !== 'argon2id' || !encoded.includes(`$${current}$`),
+  };
+}
+
+export type Hasher = ReturnType<typeof createHasher>;

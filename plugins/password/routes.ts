@@ -1,0 +1,151 @@
+import { Elysia } from 'elysia';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
+import { consistentWrite } from '../../core/http/consistency.ts';
+import { errorResponses, ok } from '../../core/http/envelope.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../core/plugin.ts';
+import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { CredentialStore } from './credentials.ts';
+import { PasswordErrors } from './errors.ts';
+import type { Hasher } from './hashing.ts';
+import { checkImportedHash, checkNewPassword } from './policy.ts';
+import type { RequestContext } from './request-context.ts';
+import { AnonymousResult, AuthenticateBody, PersonParams, SetPasswordBody, SignInResult } from './schema.ts';
+import { type createSignIn, eventHandle } from './sign-in.ts';
+
+export interface PasswordRouteDeps {
+  directory: PersonDirectory;
+  issuer: TokenIssuer;
+  credentials: CredentialStore;
+  hasher: Hasher;
+  signIn: ReturnType<typeof createSignIn>;
+  readContext: (
+    request: Request,
+    server: { requestIP?(r: Request): { address: string } | null } | null,
+  ) => RequestContext;
+  anonymousPerAddress: TokenBuckets;
+}
+
+const TAGS = ['Password and anonymous sign-in'];
+
+export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
+  const { directory, issuer, credentials, hasher } = deps;
+
+  return new Elysia()
+    .use(ctx.auth)
+    .put(
+      '/persons/:person_id/credentials/password',
+      async ({ org, params, body, request, set }) => {
+        const given = [body.password, body.password_hash].filter((x) => x !== undefined).length;
+        if (given !== 1)
+          throw PasswordErrors.INVALID_BODY('body must carry exactly one of password and password_hash');
+        // The policy is checked before the person is looked up: a 400 says nothing about who exists.
+        const hash =
+          body.password !== undefined
+            ? await hasher.hash(checkNewPassword(body.password))
+            : checkImportedHash(body.password_hash ?? '');
+        const person = await directory.get(org.id, params.person_id);
+        if (!person) throw PasswordErrors.PERSON_NOT_FOUND(params.person_id);
+        const handle = person.handles[0];
+        await consistentWrite(request, ctx.headers, () =>
+          credentials.set(org.id, person.personId, hash, async (tx) => {
+            if (!handle) return;
+            await ctx.events.publish(
+              org.id,
+              'PasswordChanged_v1',
+              {
+                person_id: person.personId,
+                region: person.region,
+                handle: eventHandle(handle),
+                initiated_by: PasswordChangeInitiator.AdminAPI,
+              },
+              { tx },
+            );
+          }),
+        );
+        set.status = 204;
+      },
+      {
+        apiKey: true,
+        params: PersonParams,
+        body: SetPasswordBody,
+        parse: 'json',
+        headers: consistencyHeaders(ctx.headers),
+        detail: {
+          operationId: 'SetPersonPassword',
+          summary: "Set a person's password, or import its hash",
+          description:
+            'Either `password` (8 to 256 characters after NFC normalisation, not a common password), hashed with argon2id, or `password_hash`, an argon2id PHC string or a bcrypt hash ($2a$, $2b$, $2y$) verified on the first sign-in and then rehashed to argon2id. Emits PasswordChanged_v1.',
+          responses: {
+            204: { description: 'The password is set' },
+            400: errorDoc('The password breaks the policy, or the hash is of a kind not accepted'),
+            404: errorDoc('No such person in this organization'),
+            ...writeErrorDocs,
+          },
+          tags: TAGS,
+        },
+      },
+    )
+    .post(
+      '/authenticate/password',
+      async ({ org, body, request, server }) => {
+        const rc = deps.readContext(request, server);
+        return ok(
+          await deps.signIn(
+            org.id,
+            { handle: body.handle, password: body.password, anonymousToken: body.anonymous_token },
+            rc,
+          ),
+        );
+      },
+      {
+        orgOnly: true,
+        body: AuthenticateBody,
+        parse: 'json',
+        response: { 200: SignInResult, ...errorResponses },
+        detail: {
+          operationId: 'AuthenticatePassword',
+          summary: 'Sign in with a handle and a password',
+          description:
+            'End-user facing: `Service-OrgID` only. 401 with one body for a wrong password, an unknown handle or a disabled person; 429 with Retry-After past the per-handle or per-address limit; 403 when the token_minted hook blocks the token. `anonymous_token`, a token of an anonymous person of this organization, links the sign-in to it (prev_anonymous_person_id).',
+          tags: TAGS,
+        },
+      },
+    )
+    .post(
+      '/persons/anonymous',
+      async ({ org, request, server, set }) => {
+        const rc = deps.readContext(request, server);
+        if (rc.clientIp) {
+          const take = deps.anonymousPerAddress.take(`${org.id}|${rc.clientIp}`);
+          if (!take.ok)
+            throw PasswordErrors.TOO_MANY_ATTEMPTS.with({
+              headers: { 'retry-after': String(take.retryAfterSeconds) },
+            })(`too many anonymous persons from this address; retry after ${take.retryAfterSeconds} s`);
+        }
+        const person = await directory.createAnonymous(org.id, { analytics: rc.analytics });
+        const issued = await issuer.issue({
+          orgId: org.id,
+          personId: person.personId,
+          methods: ['anonymous'],
+          issuer: 'anonymous',
+          authentications: [],
+          request: rc.analytics,
+        });
+        set.status = 201;
+        return ok({ person_id: person.personId, token: issued.token });
+      },
+      {
+        orgOnly: true,
+        response: { 201: AnonymousResult, ...errorResponses },
+        detail: {
+          operationId: 'CreateAnonymousPerson',
+          summary: 'Create an anonymous person and its token',
+          description: 'End-user facing: `Service-OrgID` only, rate-limited per client address.',
+          tags: TAGS,
+        },
+      },
+    );
+}

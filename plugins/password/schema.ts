@@ -1,0 +1,49 @@
+import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import * as v from 'valibot';
+
+/**
+ * One row per person with a password: its hash (argon2id, or an imported bcrypt or argon2id hash until
+ * the first sign-in rehashes it). Never logged, never returned.
+ */
+export const passwordCredentials = pgTable(
+  'password_credentials',
+  {
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    hash: text('hash').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.personId] })],
+);
+
+const handleType = v.picklist(
+  ['email_address', 'phone_number', 'username'],
+  'must be email_address, phone_number or username',
+);
+
+export const SetPasswordBody = v.object({
+  password: v.optional(v.string('must be a string')),
+  password_hash: v.optional(
+    v.pipe(v.string('must be a string'), v.maxLength(1024, 'must be at most 1024 characters')),
+  ),
+});
+
+export const PersonParams = v.object({ person_id: v.pipe(v.string(), v.maxLength(128)) });
+
+export const AuthenticateBody = v.object({
+  handle: v.object({
+    type: handleType,
+    value: v.pipe(
+      v.string('must be a string'),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(320, 'must be at most 320 characters'),
+    ),
+  }),
+  // Bounded here (4 bytes a code point) so that no hash is spent on a body the policy could never set.
+  password: v.pipe(v.string('must be a string'), v.maxLength(1024, 'must be at most 1024 characters')),
+  /** The token of the anonymous person this sign-in follows, to carry prev_anonymous_person_id. */
+  anonymous_token: v.optional(v.pipe(v.string('must be a string'), v.maxLength(8192))),
+});
+
+export const SignInResult = v.object({ result: v.object({ token: v.string(), person_id: v.string() }) });
+export const AnonymousResult = v.object({ result: v.object({ person_id: v.string(), token: v.string() }) });

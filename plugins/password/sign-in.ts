@@ -1,0 +1,179 @@
+import type {
+  PersonDirectory,
+  PersonHandle,
+  PersonRecord,
+} from '../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../core/errors.ts';
+import { PersonHandleType } from '../../core/events/shared-types.ts';
+import type { EventPublisher } from '../../core/events/types.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { CredentialStore } from './credentials.ts';
+import { PasswordErrors } from './errors.ts';
+import type { Hasher } from './hashing.ts';
+import { normalisePassword } from './policy.ts';
+import { analyticsMetadata, type RequestContext } from './request-context.ts';
+
+/** Why a sign-in failed, as AuthenticationFailed_v1's `failure_reason` says it. */
+export type FailureReason =
+  | 'unknown_handle'
+  | 'no_password'
+  | 'invalid_credentials'
+  | 'person_disabled'
+  | 'too_many_attempts'
+  | 'token_blocked'
+  | 'token_not_issued';
+
+export interface SignInDeps {
+  directory: PersonDirectory;
+  issuer: TokenIssuer;
+  credentials: CredentialStore;
+  hasher: Hasher;
+  events: EventPublisher;
+  clock: Clock;
+  log: Logger;
+  perHandle: TokenBuckets;
+  perAddress: TokenBuckets;
+}
+
+export interface SignInRequest {
+  handle: PersonHandle;
+  password: string;
+  anonymousToken?: string | undefined;
+}
+
+/** The handle as events carry it: its PersonHandleType number. */
+export const eventHandle = (h: PersonHandle) => ({
+  type: {
+    email_address: PersonHandleType.EmailAddress,
+    phone_number: PersonHandleType.PhoneNumber,
+    username: PersonHandleType.Username,
+  }[h.type],
+  value: h.value,
+});
+
+const tooMany = (retryAfterSeconds: number, what: string) =>
+  PasswordErrors.TOO_MANY_ATTEMPTS.with({ headers: { 'retry-after': String(retryAfterSeconds) } })(
+    `too many sign-in attempts ${what}; retry after ${retryAfterSeconds} s`,
+  );
+
+/** POST /authenticate/password: every attempt ends in AuthenticationSucceeded_v1 or AuthenticationFailed_v1. */
+export function createSignIn(deps: SignInDeps) {
+  const { directory, issuer, credentials, hasher, events, log } = deps;
+
+  async function failed(
+    orgId: string,
+    rc: RequestContext,
+    handle: PersonHandle,
+    reason: FailureReason,
+    detail: string,
+    person?: PersonRecord,
+  ) {
+    await events.publish(orgId, 'AuthenticationFailed_v1', {
+      analytics_metadata: analyticsMetadata(rc.analytics),
+      browser_metadata: rc.browser,
+      ...(person ? { person_id: person.personId, region: person.region } : {}),
+      failed_authn_method: 'password',
+      failure_reason: reason,
+      failure_detail: detail,
+      handle: eventHandle(handle),
+    });
+  }
+
+  /** The anonymous person a valid token of this organization names; anything else is ignored. */
+  async function previousAnonymous(orgId: string, token: string | undefined): Promise<string | undefined> {
+    if (!token) return undefined;
+    const check = await issuer.validate(token);
+    if (!check.valid || check.claims.oid !== orgId) return undefined;
+    const personId = check.claims.person_id ?? check.claims.sub;
+    if (typeof personId !== 'string') return undefined;
+    const person = await directory.get(orgId, personId);
+    return person?.personType === 'anonymous' ? person.personId : undefined;
+  }
+
+  return async function signIn(orgId: string, req: SignInRequest, rc: RequestContext) {
+    const handle = directory.normaliseHandle(req.handle);
+    // The address first: a client spraying many handles is stopped without using their budgets.
+    if (rc.clientIp) {
+      const take = deps.perAddress.take(`${orgId}|${rc.clientIp}`);
+      if (!take.ok) {
+        await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts from this client address');
+        throw tooMany(take.retryAfterSeconds, 'from this address');
+      }
+    }
+    const take = deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
+    if (!take.ok) {
+      await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts for this handle');
+      throw tooMany(take.retryAfterSeconds, 'for this handle');
+    }
+
+    const password = normalisePassword(req.password);
+    const person = await directory.findByHandle(orgId, handle);
+    const stored = person ? await credentials.hashOf(orgId, person.personId) : undefined;
+    // Exactly one hash is verified whatever the outcome, so a 401 takes as long for every reason.
+    const matched = stored ? await hasher.verify(stored, password) : await hasher.verifyDummy(password);
+    const refusal: [FailureReason, string] | undefined = !person
+      ? ['unknown_handle', 'no person has this handle']
+      : !stored
+        ? ['no_password', 'this person has no password']
+        : !matched
+          ? ['invalid_credentials', 'the password does not match the one set for this handle']
+          : !person.active
+            ? ['person_disabled', 'this person is disabled']
+            : undefined;
+    if (refusal || !person || !stored) {
+      const [reason, detail] = refusal ?? ['invalid_credentials', 'no password'];
+      await failed(orgId, rc, handle, reason, detail, person);
+      throw PasswordErrors.INVALID_CREDENTIALS();
+    }
+
+    if (hasher.needsRehash(stored)) {
+      // Imported (bcrypt) or older parameters: the password is known now, so store today's argon2id.
+      await credentials
+        .rehash(orgId, person.personId, stored, await hasher.hash(password))
+        .catch((error) =>
+          log.warn('password rehash failed', { person_id: person.personId, error: String(error) }),
+        );
+    }
+
+    const prevAnonymousPersonId = await previousAnonymous(orgId, req.anonymousToken);
+    const authentications = [
+      { handle, method: 'password', timestamp: new Date(deps.clock.now()).toISOString() },
+    ];
+    let issued: Awaited<ReturnType<TokenIssuer['issue']>>;
+    try {
+      issued = await issuer.issue({
+        orgId,
+        personId: person.personId,
+        methods: ['password'],
+        issuer: 'authentication',
+        authentications,
+        ...(prevAnonymousPersonId ? { prevAnonymousPersonId } : {}),
+        request: rc.analytics,
+      });
+    } catch (error) {
+      const blocked = error instanceof ServiceError && error.status === 403;
+      await failed(
+        orgId,
+        rc,
+        handle,
+        blocked ? 'token_blocked' : 'token_not_issued',
+        error instanceof Error ? error.message : 'the token could not be issued',
+        person,
+      );
+      throw error;
+    }
+    await events.publish(orgId, 'AuthenticationSucceeded_v1', {
+      analytics_metadata: analyticsMetadata(rc.analytics),
+      browser_metadata: rc.browser,
+      person_id: person.personId,
+      region: person.region,
+      success_authn_method: 'password',
+      authenticated_methods: ['password'],
+      handle: eventHandle(handle),
+    });
+    return { token: issued.token, person_id: person.personId };
+  };
+}

@@ -1,0 +1,44 @@
+import type { Env } from '../../../core/config.ts';
+import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
+import type { PluginDefinition } from '../../../core/plugin.ts';
+import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
+import { password } from '../../../plugins/password/index.ts';
+import { identityStubs } from '../../helpers/identity-stubs.ts';
+import { startTestService } from '../../helpers/service.ts';
+
+/** A service with the password plugin on the identity stubs, and every event it publishes. */
+export async function passwordService(options: { env?: Env; extra?: PluginDefinition[] } = {}) {
+  const stubs = identityStubs();
+  const t = await startTestService({
+    env: { CLIENT_IP_HEADER: 'x-forwarded-for', ...options.env },
+    definition: { plugins: [...stubs.plugins, password(), ...(options.extra ?? [])] },
+  });
+  const events: ServiceEvent[] = [];
+  const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
+    events.push(m.payload);
+    return ack();
+  });
+  /** The events of that name seen so far, waiting up to 5 s for at least `count`. */
+  async function eventsNamed(name: string, count = 1): Promise<ServiceEvent[]> {
+    const deadline = Date.now() + 5000;
+    const pick = () => events.filter((e) => e.event_metadata.event_name === name);
+    while (pick().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return pick();
+  }
+  const signIn = (body: unknown, headers: Record<string, string> = {}) =>
+    t.call('POST', '/authenticate/password', { body, key: null, headers });
+  const setPassword = (personId: string, body: unknown) =>
+    t.call('PUT', `/persons/${personId}/credentials/password`, { body });
+  return {
+    ...t,
+    stubs,
+    events,
+    eventsNamed,
+    signIn,
+    setPassword,
+    stop: async () => {
+      await sub.stop();
+      await t.stop();
+    },
+  };
+}
