@@ -1,6 +1,10 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { tokens } from './plugins/tokens/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
+
+/** Plugins registered but not yet enabled: tokens requires personDirectory (the persons plugin, at merge). */
+export const pendingPlugins = [tokens()];
 
 /**
  * The default deployment: the plugins it enables, with their options. PLUGINS in the environment
