@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
@@ -24,6 +25,8 @@ const MintBody = v.optional(
     custom_claims: v.optional(
       v.pipe(
         v.record(v.string(), v.unknown(), 'custom_claims must be a JSON object of claims'),
+        // valibot's record takes an array as an object of index keys.
+        v.check((c) => !Array.isArray(c), 'custom_claims must be a JSON object of claims, not an array'),
         v.description('Claims added to the token. Registered and reserved claims are refused with 400.'),
       ),
     ),
@@ -75,6 +78,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
         apiKey: true,
         headers: consistencyHeaders(names),
         parse: 'json',
+        transform: refuseArrayBody,
         body: MintBody,
         response: { 201: resultOf(v.string()), ...errorResponses, ...writeErrorResponses },
         detail: {
