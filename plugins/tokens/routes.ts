@@ -24,9 +24,11 @@ const MintBody = v.optional(
   v.object({
     custom_claims: v.optional(
       v.pipe(
-        v.record(v.string(), v.unknown(), 'custom_claims must be a JSON object of claims'),
-        // valibot's record takes an array as an object of index keys.
-        v.check((c) => !Array.isArray(c), 'custom_claims must be a JSON object of claims, not an array'),
+        // Not valibot's record: it takes an array as an object of index keys, and drops `__proto__`.
+        v.custom<Record<string, JsonValue>>(
+          (c) => typeof c === 'object' && c !== null && !Array.isArray(c),
+          'custom_claims must be a JSON object of claims',
+        ),
         v.description('Claims added to the token. Registered and reserved claims are refused with 400.'),
       ),
     ),
@@ -54,7 +56,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
     .post(
       '/persons/:person_id/mint-token',
       async ({ org, params, body, request, set, server }) => {
-        const customClaims = (body?.custom_claims ?? {}) as Record<string, JsonValue>;
+        const customClaims = body?.custom_claims ?? {};
         const issued = await consistentWrite(request, names, () => {
           const address = clientAddress(server, request);
           const userAgent = request.headers.get('user-agent');
