@@ -7,7 +7,7 @@ const sources = await migrationSources();
 describe('generated migrations', () => {
   it('finds every owner of tables by convention, with no central list', () => {
     expect(sources.map((s) => s.name).sort()).toEqual(
-      ['attributes', 'core', 'local-keys', 'nats-outbox', 'pg-queue', 'webhooks'].sort(),
+      ['attributes', 'core', 'local-keys', 'nats-outbox', 'pg-queue', 'tokens', 'webhooks'].sort(),
     );
   });
 

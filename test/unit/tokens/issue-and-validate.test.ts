@@ -81,7 +81,7 @@ describe('issuing for an authentication', () => {
       t.hooks[1].answer = () => ({ claims: { ok: 1, [claim]: 'x' } });
       const err = await signIn(person.personId).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ServiceError);
-      expect((err as ServiceError).status).toBe(403);
+      await expectStatus({ status: (err as ServiceError).status, text: String(err) }, 403);
       expect((err as ServiceError).message).toContain(claim);
     }
     t.hooks[1].answer = () => undefined;
