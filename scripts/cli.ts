@@ -7,6 +7,7 @@
  *   npx identity-service org list
  *   npx identity-service org api-key rotate --org <id> [--grace <seconds>]
  *   npx identity-service keys rotate --org <id>            new signing key; the old one stays in the JWKS
+ *   npx identity-service keys rotate --tokens              new identity-token key; the old one stays published
  *   npx identity-service secrets reseal                    seal every value again with the current master key
  *   npx identity-service migrate                           apply pending migrations and exit
  */
@@ -17,6 +18,7 @@ import { isUuid } from '../core/ids.ts';
 import { createLogger } from '../core/log.ts';
 import { StorageError } from '../core/ports/storage.ts';
 import type { Service } from '../core/service.ts';
+import { TOKEN_KEYS_OWNER } from '../core/tokens/token-keys.ts';
 import { createService } from '../entry/create-service.ts';
 
 const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <command>)
@@ -24,6 +26,7 @@ const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <co
   org list
   org api-key rotate --org <organization_id> [--grace <seconds>]
   keys rotate --org <organization_id>
+  keys rotate --tokens
   secrets reseal
   migrate`;
 
@@ -50,7 +53,7 @@ const COMMANDS = new Set([
 async function run(
   service: Service,
   words: string[],
-  flags: { name?: string; org?: string; grace?: string },
+  flags: { name?: string; org?: string; grace?: string; tokens?: boolean },
 ) {
   const { orgs, signer } = service.ctx;
   const command = words.join(' ');
@@ -82,6 +85,11 @@ async function run(
       return out({ organization_id: orgId, api_key: apiKey, previous_keys_expire_in_seconds: grace });
     }
     case 'keys rotate': {
+      if (flags.tokens) {
+        if (flags.org) throw new UsageError('--tokens and --org name different keys: give one');
+        // The old key stays in /.well-known/jwks.json for the Signer's grace (7 days), longer than any token.
+        return out({ token_keys: true, ...(await signer.rotate(TOKEN_KEYS_OWNER)) });
+      }
       const orgId = requireOrg(flags.org);
       if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
       return out({ organization_id: orgId, ...(await signer.rotate(orgId)) });
@@ -104,6 +112,7 @@ async function main(): Promise<number> {
         name: { type: 'string' };
         org: { type: 'string' };
         grace: { type: 'string' };
+        tokens: { type: 'boolean' };
         help: { type: 'boolean' };
       };
       allowPositionals: true;
@@ -116,6 +125,7 @@ async function main(): Promise<number> {
         name: { type: 'string' },
         org: { type: 'string' },
         grace: { type: 'string' },
+        tokens: { type: 'boolean' },
         help: { type: 'boolean' },
       },
       allowPositionals: true,

@@ -39,7 +39,9 @@ export type InvalidReason =
   | 'unknown_key'
   | 'expired'
   | 'revoked'
-  | 'wrong_issuer';
+  | 'wrong_issuer'
+  /** A genuine token of another organization than the one asking. */
+  | 'wrong_organization';
 
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
 export interface TokenIssuer {
@@ -50,9 +52,10 @@ export interface TokenIssuer {
    * AnonymousTokenMinted_v1). A handler's error (a blocked issuance) reaches the caller.
    */
   issue(request: IssueRequest): Promise<IssuedToken>;
-  /** Whether a token is valid now, and why not. */
+  /** Whether a token is valid now (for `orgId`, when given: another organization's is not), and why not. */
   validate(
     token: string,
+    orgId?: string,
   ): Promise<{ valid: true; claims: Record<string, JsonValue> } | { valid: false; reason: InvalidReason }>;
 }
 

@@ -16,8 +16,8 @@ const BODY = JSON.stringify(
 );
 const VALUE = JSON.stringify({ on: true, note: 'x'.repeat(24) });
 
-/** Runs `op` with `inflight` calls at a time for `ms`; op(worker) gets the index of its loop. */
-async function rate(
+/** Runs `op` with `inflight` calls at a time for `ms`; op(worker) gets the index of its loop (shared with tokens.ts). */
+export async function rate(
   op: (worker: number) => Promise<unknown>,
   inflight: number,
   ms: number,

@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { benchBus } from './bus.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { ROOT } from './processes.ts';
+import { benchTokens } from './tokens.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 const args = process.argv.slice(2);
@@ -22,6 +23,7 @@ const sections: Record<string, () => Promise<string>> = {
   bus: () => benchBus({ n: 20_000, inflight: 256, databaseUrl, natsUrl }),
   http: () => benchHttp({ seconds: 5, concurrency: 64 }),
   attributes: () => benchAttributes({ seconds: 3, inflight: 32, databaseUrl }),
+  tokens: () => benchTokens({ seconds: 3, inflight: 32, databaseUrl }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
 };

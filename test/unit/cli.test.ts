@@ -45,6 +45,17 @@ describe('the admin CLI', () => {
     expect(JSON.parse(signing.out).kid).toBeString();
   }, 60_000);
 
+  it('rotates the identity-token key with keys rotate --tokens, and refuses it with --org', () => {
+    const first = cli('keys', 'rotate', '--tokens');
+    expect(first.code).toBe(0);
+    const second = JSON.parse(cli('keys', 'rotate', '--tokens').out);
+    expect(second.token_keys).toBe(true);
+    expect(second.kid).not.toBe(JSON.parse(first.out).kid);
+    const both = cli('keys', 'rotate', '--tokens', '--org', crypto.randomUUID());
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--tokens and --org');
+  }, 60_000);
+
   it('reseals stored secrets with the current master key and reports the counts', () => {
     const r = cli('secrets', 'reseal');
     expect(r.code).toBe(0);

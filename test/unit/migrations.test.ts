@@ -15,6 +15,7 @@ describe('generated migrations', () => {
         'password',
         'persons',
         'pg-queue',
+        'tokens',
         'webhooks',
       ].sort(),
     );

@@ -1,0 +1,137 @@
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-issuer.ts';
+import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
+import { PersonHandleType } from '../../core/events/shared-types.ts';
+import type { PluginContext } from '../../core/plugin.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
+import { forbiddenClaim } from './claims.ts';
+import { TokenErrors } from './errors.ts';
+import type { createFirstTokens } from './first-token.ts';
+import type { TokenKeys } from './keys.ts';
+
+export interface IssuerDeps {
+  ctx: PluginContext<unknown>;
+  persons: PersonDirectory;
+  keys: TokenKeys;
+  firstTokens: ReturnType<typeof createFirstTokens>;
+  reserved: ReadonlySet<string>;
+  lifetimeSeconds: number;
+}
+
+const HANDLE_TYPES: Record<string, number> = {
+  email_address: PersonHandleType.EmailAddress,
+  phone_number: PersonHandleType.PhoneNumber,
+  username: PersonHandleType.Username,
+};
+
+/** An authentication as events carry it: the handle's type as its PersonHandleType number. */
+function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
+  const type = HANDLE_TYPES[a.handle.type];
+  return {
+    timestamp: a.timestamp,
+    method: a.method,
+    ...(type !== undefined && a.handle.value
+      ? { handle: { type: type as 1 | 2 | 3, value: a.handle.value } }
+      : {}),
+  };
+}
+
+/** Events need an address; a request of unknown origin (a test, an in-process call) gives the unspecified one. */
+const UNKNOWN_ADDRESS = '0.0.0.0';
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/**
+ * `issue` of the tokenIssuer capability: the claims, the beforeTokenIssued hook (not for `mint`), the
+ * first-token decision, the signature with the deployment's token key, and the event.
+ */
+export function createIssue(deps: IssuerDeps) {
+  const { ctx, persons, keys, firstTokens, reserved, lifetimeSeconds } = deps;
+  const iss = ctx.config.publicBaseUrl;
+
+  return async function issue(req: IssueRequest): Promise<IssuedToken> {
+    const [person, groupsClaim] = await Promise.all([
+      persons.get(req.orgId, req.personId),
+      persons.groupsClaimName(req.orgId),
+    ]);
+    if (!person || person.orgId !== req.orgId) throw TokenErrors.PERSON_NOT_FOUND(req.personId);
+    const custom = req.customClaims ?? {};
+    const refused = forbiddenClaim(custom, reserved, groupsClaim);
+    if (refused !== undefined)
+      throw TokenErrors.INVALID_CUSTOM_CLAIMS(
+        `custom_claims.${refused}: ${JSON.stringify(refused)} is a registered or reserved claim and cannot be set`,
+      );
+
+    const now = Math.floor(ctx.clock.now() / 1000);
+    const jti = crypto.randomUUID();
+    const claims: Record<string, JsonValue> = {
+      iss,
+      sub: person.personId,
+      oid: req.orgId,
+      person_id: person.personId,
+      authenticated_methods: req.methods,
+      first_token: false,
+      jti,
+      iat: now,
+      exp: now + lifetimeSeconds,
+      [groupsClaim]: person.groups,
+      ...custom,
+    };
+
+    if (req.issuer !== 'mint') {
+      // Provisional: the insert after the hook decides, so a blocked issuance is never anybody's first.
+      const first = await firstTokens.isFirst(req.orgId, person.personId);
+      const results = await ctx.hooks.run(beforeTokenIssued, {
+        orgId: req.orgId,
+        personId: person.personId,
+        issuer: req.issuer,
+        claims: { ...claims, first_token: first },
+        content: {
+          aud: req.orgId,
+          iss,
+          sub: person.personId,
+          region: person.region,
+          first_token: first,
+          groups_claim_name: groupsClaim,
+          authentications: req.authentications,
+          request_metadata: {
+            ...(req.request.clientIpAddress ? { client_ip_address: req.request.clientIpAddress } : {}),
+            ...(req.request.origin ? { origin: req.request.origin } : {}),
+            ...(req.request.userAgent ? { user_agent: req.request.userAgent } : {}),
+          },
+        },
+      });
+      for (const result of results) {
+        const added = result?.claims ?? {};
+        const blocked = forbiddenClaim(added, reserved, groupsClaim);
+        if (blocked !== undefined) throw TokenErrors.HOOK_CLAIM_RESERVED(blocked);
+        Object.assign(claims, added);
+      }
+    }
+
+    const firstToken = await firstTokens.claim(req.orgId, person.personId);
+    claims.first_token = firstToken;
+    const token = await keys.sign(claims);
+
+    const base = {
+      analytics_metadata: {
+        analytics_correlation_id: req.request.correlationId ?? crypto.randomUUID(),
+        client_ip_address: req.request.clientIpAddress ?? UNKNOWN_ADDRESS,
+      },
+      token_id: jti,
+      person_id: person.personId,
+      mint_token_api: req.issuer === 'mint',
+      issued_at: iso(now),
+      expires_at: iso(now + lifetimeSeconds),
+    };
+    if (req.issuer === 'anonymous') await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
+    else
+      await ctx.events.publish(req.orgId, 'TokenMinted_v1', {
+        ...base,
+        ...(req.prevAnonymousPersonId ? { prev_anonymous_person_id: req.prevAnonymousPersonId } : {}),
+        first_token: firstToken,
+        authentications: req.authentications.map(authenticationDetails),
+      });
+    return { token, tokenId: jti, claims, firstToken, issuedAt: now, expiresAt: now + lifetimeSeconds };
+  };
+}

@@ -1,0 +1,156 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { consistentWrite } from '../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../core/http/object-body.ts';
+import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../core/plugin.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import { TokenErrors } from './errors.ts';
+import type { Validator } from './validation.ts';
+
+const TAGS = ['Tokens'];
+const SECURITY = [{ orgId: [], apiKey: [] }];
+
+const TokenBody = v.object({
+  token: v.pipe(
+    v.string('token must be a string: a compact JWT'),
+    v.description('An identity token (a JWT).'),
+  ),
+});
+
+const MintBody = v.optional(
+  v.object({
+    custom_claims: v.optional(
+      v.pipe(
+        // Not valibot's record: it takes an array as an object of index keys, and drops `__proto__`.
+        v.custom<Record<string, JsonValue>>(
+          (c) => typeof c === 'object' && c !== null && !Array.isArray(c),
+          'custom_claims must be a JSON object of claims',
+        ),
+        v.description('Claims added to the token. Registered and reserved claims are refused with 400.'),
+      ),
+    ),
+  }),
+);
+
+const ValidateResult = v.object({
+  valid: v.boolean(),
+  invalidity_reason: v.optional(v.string()),
+  expires_in_seconds: v.optional(v.number()),
+  expires_at: v.optional(v.string()),
+});
+
+/** Where a request came from, when the runtime tells (Bun's server does). */
+function clientAddress(server: unknown, request: Request): string | undefined {
+  const s = server as { requestIP?: (r: Request) => { address: string } | null } | null;
+  return s?.requestIP?.(request)?.address ?? undefined;
+}
+
+/** POST /persons/{person_id}/mint-token, POST /token/validate and POST /token/revoke. */
+export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator: Validator) {
+  const names = ctx.headers;
+  return new Elysia()
+    .use(ctx.auth)
+    .post(
+      '/persons/:person_id/mint-token',
+      async ({ org, params, body, request, set, server }) => {
+        const customClaims = body?.custom_claims ?? {};
+        const issued = await consistentWrite(request, names, () => {
+          const address = clientAddress(server, request);
+          const userAgent = request.headers.get('user-agent');
+          return issuer.issue({
+            orgId: org.id,
+            personId: params.person_id,
+            methods: ['api'],
+            issuer: 'mint',
+            authentications: [],
+            customClaims,
+            request: {
+              ...(address ? { clientIpAddress: address } : {}),
+              ...(userAgent ? { userAgent } : {}),
+            },
+          });
+        });
+        set.status = 201;
+        return ok(issued.token);
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        parse: 'json',
+        transform: refuseArrayBody,
+        body: MintBody,
+        response: { 201: resultOf(v.string()), ...errorResponses, ...writeErrorResponses },
+        detail: {
+          operationId: 'PostPersonsPersonIdMintToken',
+          summary: 'Mint a token for a person',
+          description:
+            'Signs an identity token for the person with authenticated_methods ["api"] and the custom claims given. Registered claims (iss sub aud exp nbf iat jti) and reserved ones (oid, person_id, first_token, authenticated_methods, groups, ...) are refused with 400 naming the claim. Does not run the token_minted hook. Emits TokenMinted_v1 with mint_token_api true. 404 for a person this organization does not have.',
+          tags: TAGS,
+          security: SECURITY,
+        },
+      },
+    )
+    .post(
+      '/token/validate',
+      async ({ org, body }) => {
+        const checked = await validator.validate(body.token, org.id);
+        if (!checked.valid) return ok({ valid: false, invalidity_reason: checked.reason });
+        const exp = checked.claims.exp as number;
+        return ok({
+          valid: true,
+          expires_in_seconds: Math.max(0, exp - Math.floor(ctx.clock.now() / 1000)),
+          expires_at: new Date(exp * 1000).toISOString(),
+        });
+      },
+      {
+        apiKey: true,
+        parse: 'json',
+        body: TokenBody,
+        response: { 200: resultOf(ValidateResult), ...errorResponses },
+        detail: {
+          operationId: 'PostTokenValidate',
+          summary: 'Validate an identity token',
+          description:
+            'Whether the token is valid for this organization now. If not, invalidity_reason says why: malformed, bad_signature, unknown_key, expired, revoked, wrong_issuer, wrong_organization (a genuine token of another organization).',
+          tags: TAGS,
+          security: SECURITY,
+        },
+      },
+    )
+    .post(
+      '/token/revoke',
+      async ({ org, body, request, set }) => {
+        const checked = await validator.validate(body.token, org.id);
+        if (checked.valid) {
+          const { jti, exp } = checked.claims as { jti: string; exp: number };
+          await consistentWrite(request, names, () => validator.revoke(org.id, jti, exp));
+        } else if (checked.reason !== 'revoked' && checked.reason !== 'expired') {
+          // Revoking twice, or a token that expired anyway, changes nothing: 204 as for the first time.
+          throw TokenErrors.INVALID_TOKEN(
+            `token: not a valid token of this organization (${checked.reason})`,
+          );
+        }
+        set.status = 204;
+        return undefined;
+      },
+      {
+        apiKey: true,
+        headers: consistencyHeaders(names),
+        parse: 'json',
+        body: TokenBody,
+        response: { ...errorResponses, ...writeErrorResponses },
+        detail: {
+          operationId: 'PostTokenRevoke',
+          summary: 'Revoke an identity token',
+          description:
+            'Revokes the token until it expires: POST /token/validate then answers revoked. 204 also for a token already revoked or expired; 400 for one that is not a genuine token of this organization.',
+          tags: TAGS,
+          security: SECURITY,
+          responses: { 204: { description: 'Revoked' } },
+        },
+      },
+    );
+}

@@ -1,0 +1,101 @@
+import { and, eq, lt } from 'drizzle-orm';
+import { decodeProtectedHeader } from 'jose';
+import type { InvalidReason } from '../../core/capabilities/token-issuer.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { JsonValue } from '../../core/ports/event-bus.ts';
+import type { Storage } from '../../core/ports/storage.ts';
+import type { TokenKeys } from './keys.ts';
+import { tokensRevoked } from './schema.ts';
+
+export type Validation =
+  | { valid: true; claims: Record<string, JsonValue> }
+  | { valid: false; reason: InvalidReason };
+
+const JOSE_REASONS: Record<string, InvalidReason> = {
+  ERR_JWT_EXPIRED: 'expired',
+  ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'bad_signature',
+  ERR_JWKS_NO_MATCHING_KEY: 'unknown_key',
+};
+
+/** A key ID looked up afresh at most this often: a flood of made-up kids costs no key reload each. */
+const UNKNOWN_KID_RELOAD_MS = 5_000;
+
+export interface ValidatorDeps {
+  storage: Storage;
+  clock: Clock;
+  keys: TokenKeys;
+  issuer: string;
+}
+
+/**
+ * Validation and revocation of identity tokens. A token is valid when it is a compact ES256 JWS signed
+ * by one of the deployment's published token keys, unexpired, of this deployment's issuer, of the
+ * organization asking (when one asks), and not revoked.
+ */
+export function createValidator(deps: ValidatorDeps) {
+  const { storage, clock, keys, issuer } = deps;
+  let lastUnknownReload = Number.NEGATIVE_INFINITY;
+
+  async function verify(token: string): Promise<Validation> {
+    let kid: string | undefined;
+    try {
+      const header = decodeProtectedHeader(token);
+      if (header.alg !== 'ES256' || typeof header.kid !== 'string' || token.split('.').length !== 3)
+        return { valid: false, reason: 'malformed' };
+      kid = header.kid;
+    } catch {
+      return { valid: false, reason: 'malformed' };
+    }
+    const published = (await keys.jwks()).keys.some((k) => k.kid === kid);
+    if (!published) {
+      // Another replica may have rotated since our keys were cached: look once in a while, not per token.
+      if (clock.now() - lastUnknownReload < UNKNOWN_KID_RELOAD_MS)
+        return { valid: false, reason: 'unknown_key' };
+      lastUnknownReload = clock.now();
+    }
+    try {
+      return { valid: true, claims: (await keys.verify(token)) as Record<string, JsonValue> };
+    } catch (e) {
+      return { valid: false, reason: JOSE_REASONS[(e as { code?: string }).code ?? ''] ?? 'malformed' };
+    }
+  }
+
+  async function isRevoked(jti: string): Promise<boolean> {
+    const rows = await storage.db
+      .select({ jti: tokensRevoked.jti })
+      .from(tokensRevoked)
+      .where(eq(tokensRevoked.jti, jti))
+      .limit(1);
+    return rows.length > 0;
+  }
+
+  return {
+    /** Whether a token is valid now (for `orgId`, when given), and why not. */
+    async validate(token: string, orgId?: string): Promise<Validation> {
+      const checked = await verify(token);
+      if (!checked.valid) return checked;
+      const { claims } = checked;
+      if (claims.iss !== issuer) return { valid: false, reason: 'wrong_issuer' };
+      if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.oid !== 'string')
+        return { valid: false, reason: 'malformed' };
+      if (orgId !== undefined && claims.oid !== orgId) return { valid: false, reason: 'wrong_organization' };
+      if (await isRevoked(claims.jti)) return { valid: false, reason: 'revoked' };
+      return checked;
+    },
+    /** Revokes a token by its jti until it expires; expired rows are swept on the way. */
+    async revoke(orgId: string, jti: string, expSeconds: number): Promise<void> {
+      const now = new Date(clock.now());
+      await storage.transaction(async (tx) => {
+        await tx.db
+          .insert(tokensRevoked)
+          .values({ jti, orgId, expiresAt: new Date(expSeconds * 1000), revokedAt: now })
+          .onConflictDoNothing();
+        await tx.db
+          .delete(tokensRevoked)
+          .where(and(lt(tokensRevoked.expiresAt, now), eq(tokensRevoked.orgId, orgId)));
+      });
+    },
+  };
+}
+
+export type Validator = ReturnType<typeof createValidator>;

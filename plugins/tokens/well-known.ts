@@ -1,0 +1,115 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { base64url, sha256 } from '../../core/ids.ts';
+import type { Jwks } from '../../core/ports/signer.ts';
+import type { TokenKeys } from './keys.ts';
+
+const TAGS = ['OIDC discovery'];
+
+/** True when an If-None-Match header names this strong ETag (or `*`). */
+function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+/** The OpenID Provider metadata (OpenID Connect Discovery 1.0) of this deployment. */
+export function discoveryDocument(base: string) {
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/oauth2/authorize`,
+    token_endpoint: `${base}/oauth2/tokens`,
+    userinfo_endpoint: `${base}/oauth2/userinfo`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    response_types_supported: ['code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['ES256'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    scopes_supported: ['openid'],
+    claims_supported: [
+      'iss',
+      'sub',
+      'iat',
+      'exp',
+      'jti',
+      'oid',
+      'person_id',
+      'authenticated_methods',
+      'first_token',
+    ],
+  };
+}
+
+const JwksSchema = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });
+
+/**
+ * `GET /.well-known/jwks.json` (the deployment's token keys: current and, after a rotation, previous)
+ * and `GET /.well-known/openid-configuration`. Public: no organization header, no key.
+ */
+export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: number) {
+  // The Signer hands back the same JWKS object while its cache holds: the body and digest are made once.
+  const rendered = new WeakMap<Jwks, Promise<{ body: string; etag: string }>>();
+  const render = (jwks: Jwks) => {
+    let r = rendered.get(jwks);
+    if (!r) {
+      r = (async () => {
+        const body = JSON.stringify({ keys: jwks.keys });
+        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
+      })();
+      rendered.set(jwks, r);
+    }
+    return r;
+  };
+  const discovery = JSON.stringify(discoveryDocument(base));
+
+  return new Elysia()
+    .get(
+      '/.well-known/jwks.json',
+      async ({ request }) => {
+        const { body, etag } = await render(await keys.jwks());
+        const headers = {
+          'cache-control': `public, max-age=${maxAgeSeconds}`,
+          etag,
+          'content-type': 'application/json',
+        };
+        if (matches(request.headers.get('if-none-match'), etag))
+          return new Response(null, { status: 304, headers });
+        return new Response(body, { status: 200, headers });
+      },
+      {
+        response: { 200: JwksSchema },
+        detail: {
+          operationId: 'GetWellKnownJwksJson',
+          summary: 'Identity token keys',
+          description:
+            'The ES256 public keys that sign identity tokens, chosen by the JWT header kid: the current key and, after a rotation, the previous ones until tokens they signed have expired. Public. Cacheable: Cache-Control, a strong ETag, 304 on If-None-Match.',
+          tags: TAGS,
+          security: [],
+          responses: { 304: { description: 'Not modified: the ETag still names the current key set' } },
+        },
+      },
+    )
+    .get(
+      '/.well-known/openid-configuration',
+      () =>
+        new Response(discovery, {
+          headers: {
+            'content-type': 'application/json',
+            'cache-control': `public, max-age=${maxAgeSeconds}`,
+          },
+        }),
+      {
+        detail: {
+          operationId: 'GetWellKnownOpenidConfiguration',
+          summary: 'OpenID configuration',
+          description:
+            'The OpenID Provider metadata: issuer (PUBLIC_BASE_URL), jwks_uri and the endpoints. Public.',
+          tags: TAGS,
+          security: [],
+        },
+      },
+    );
+}
