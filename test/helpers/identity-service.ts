@@ -82,6 +82,11 @@ export async function signIn(
   return { ...res, claims: token ? decodeJwt(token) : undefined };
 }
 
+/** A WebhookTestService that can also call over its loopback port. */
+export interface IdentityTestService extends WebhookTestService {
+  http(method: string, path: string, o?: CallOptions): Promise<CallResult>;
+}
+
 /**
  * A service with the real identity plugins beside webhooks (its workers started), served on a loopback
  * port so jose can fetch /.well-known/jwks.json, able to deliver to HTTPS receivers on *.hooks.test.
