@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
 import { envText } from '../../core/contract/settings.ts';
+import { isUuid } from '../../core/ids.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { groupRoutes } from './group-routes.ts';
 import { normaliseHandle } from './handles.ts';
@@ -46,7 +47,9 @@ export const persons = (options: PersonsOptions = {}) => {
       const store = createPersonStore({ storage: ctx.storage, clock: ctx.clock, events: ctx.events });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
       const directory: PersonDirectory = {
-        get: (orgId, personId) => store.find(orgId, personId),
+        // Other plugins pass IDs from their own paths: one that is no UUID names nobody (the column is
+        // a uuid, so the query would fail with a 500 rather than find nothing).
+        get: async (orgId, personId) => (isUuid(personId) ? store.find(orgId, personId) : undefined),
         findByHandle: (orgId, handle) => store.findByHandle(orgId, normaliseHandle(handle)),
         normaliseHandle: (handle) => normaliseHandle(handle),
         async createAnonymous(orgId, { region: wanted, analytics }) {

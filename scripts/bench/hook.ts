@@ -14,7 +14,7 @@ import { createService } from '../../entry/create-service.ts';
 import { webhooks } from '../../plugins/webhooks/index.ts';
 import { freshPglite } from '../../test/helpers/pglite.ts';
 import { testTls } from '../../test/helpers/tls.ts';
-import { tokenIssuingPlugins } from '../../test/helpers/token-issuer.ts';
+import { tokenIssuerPlugin } from '../../test/helpers/token-issuer.ts';
 import { ROOT } from './processes.ts';
 import { fmtMs, row, summarize } from './stats.ts';
 
@@ -58,7 +58,7 @@ export async function benchHook(o: { n: number }): Promise<string> {
   });
   const service = await createService(config, {
     overrides: { storage: await freshPglite() },
-    definition: { plugins: [webhooks(), ...tokenIssuingPlugins()] },
+    definition: { plugins: [webhooks(), tokenIssuerPlugin] },
   });
   await service.start();
   const names = service.ctx.headers;

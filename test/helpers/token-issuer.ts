@@ -1,10 +1,11 @@
 import { Elysia } from 'elysia';
 import { beforeTokenIssued, definePlugin, ok, type TokenDraft } from 'identity-service/core';
-import type { CallOptions, CallResult } from './service.ts';
 
 /**
- * A token issuer in miniature, for tests of the hook contract until persons exist: `POST /issue` calls
- * beforeTokenIssued for person `pid:1` and answers the claims with what the handlers added merged in.
+ * A token issuer in miniature, for tests of the hook contract itself (plugins.test.ts, the example
+ * plugin): `POST /issue` calls beforeTokenIssued for person `pid:1` and answers the claims with what the
+ * handlers added merged in. Tests of the token_minted webhook use the real plugins
+ * (test/helpers/identity-service.ts).
  */
 export const tokenIssuerPlugin = definePlugin({
   id: 'issuer',
@@ -36,15 +37,3 @@ export const tokenIssuerPlugin = definePlugin({
     ),
   }),
 });
-
-/** The plugins that issue tokens in tests of the token_minted hook: the miniature issuer, for now. */
-export const tokenIssuingPlugins = () => [tokenIssuerPlugin];
-
-/**
- * Issues a token as a sign-in would, for the organization `o` names (the test organization by default):
- * 200 with the claims, or the hook's error. The one place to switch to the real tokens plugin.
- */
-export const issueToken = (
-  t: { call(method: string, path: string, o?: CallOptions): Promise<CallResult> },
-  o: CallOptions = {},
-): Promise<CallResult> => t.call('POST', '/issue', o);

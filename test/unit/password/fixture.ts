@@ -1,17 +1,17 @@
+import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import type { PluginDefinition } from '../../../core/plugin.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
-import { password } from '../../../plugins/password/index.ts';
-import { identityStubs } from '../../helpers/identity-stubs.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import { identityPlugins } from '../../helpers/identity-service.ts';
 import { startTestService } from '../../helpers/service.ts';
 
-/** A service with the password plugin on the identity stubs, and every event it publishes. */
+/** A service with the password plugin on the real persons and tokens plugins, and every event published. */
 export async function passwordService(options: { env?: Env; extra?: PluginDefinition[] } = {}) {
-  const stubs = identityStubs();
   const t = await startTestService({
     env: { CLIENT_IP_HEADER: 'x-forwarded-for', ...options.env },
-    definition: { plugins: [...stubs.plugins, password(), ...(options.extra ?? [])] },
+    definition: { plugins: [...identityPlugins(), ...(options.extra ?? [])] },
   });
   const events: ServiceEvent[] = [];
   const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
@@ -27,11 +27,21 @@ export async function passwordService(options: { env?: Env; extra?: PluginDefini
   }
   const signIn = (body: unknown, headers: Record<string, string> = {}) =>
     t.call('POST', '/authenticate/password', { body, key: null, headers });
+  /** Creates a person through POST /persons. */
+  async function addPerson(handles: PersonHandle[], extra: { active?: boolean } = {}) {
+    const res = await t.call('POST', '/persons', { body: { handles, ...extra } });
+    await expectStatus(res, 201);
+    return { personId: res.json.result.person_id as string };
+  }
+  /** POST /token/validate's answer for a token. */
+  const validate = async (token: string) =>
+    (await t.call('POST', '/token/validate', { body: { token } })).json.result;
   const setPassword = (personId: string, body: unknown) =>
     t.call('PUT', `/persons/${personId}/credentials/password`, { body });
   return {
     ...t,
-    stubs,
+    addPerson,
+    validate,
     events,
     eventsNamed,
     signIn,

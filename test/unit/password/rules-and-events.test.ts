@@ -33,7 +33,7 @@ const blocker = definePlugin({
 describe('PUT /persons/{person_id}/credentials/password', () => {
   it('refuses short, long and common passwords with 400 naming the rule', async () => {
     svc = await passwordService();
-    const p = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+    const p = await svc.addPerson([EMAIL]);
     const cases: [unknown, string][] = [
       [{ password: 'short' }, 'password must be 8 to 256 characters (got 5)'],
       [{ password: 'x'.repeat(257) }, 'password must be 8 to 256 characters (got 257)'],
@@ -53,7 +53,7 @@ describe('PUT /persons/{person_id}/credentials/password', () => {
 
   it('counts characters after NFC: eight accented letters are eight', async () => {
     svc = await passwordService();
-    const p = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+    const p = await svc.addPerson([EMAIL]);
     const decomposed = 'e\u0301'.repeat(8);
     await expectStatus(await svc.setPassword(p.personId, { password: decomposed }), 204);
     await expectStatus(await svc.signIn({ handle: EMAIL, password: '\u00e9'.repeat(8) }), 200);
@@ -62,7 +62,7 @@ describe('PUT /persons/{person_id}/credentials/password', () => {
   it('answers 404 for an unknown person and emits PasswordChanged_v1 from the admin API', async () => {
     svc = await passwordService();
     await expectStatus(await svc.setPassword(crypto.randomUUID(), { password: GOOD }), 404);
-    const p = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+    const p = await svc.addPerson([EMAIL]);
     await expectStatus(await svc.setPassword(p.personId, { password: GOOD }), 204);
     const [event] = await svc.eventsNamed('PasswordChanged_v1');
     expect(event).toMatchObject({
@@ -78,7 +78,7 @@ describe('PUT /persons/{person_id}/credentials/password', () => {
 describe('authentication events', () => {
   it('emits AuthenticationSucceeded_v1 with the handle, analytics and browser metadata', async () => {
     svc = await passwordService();
-    const p = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+    const p = await svc.addPerson([EMAIL]);
     await expectStatus(await svc.setPassword(p.personId, { password: GOOD }), 204);
     const headers = {
       'x-forwarded-for': '198.51.100.23, 10.0.0.1',
@@ -116,7 +116,7 @@ describe('authentication events', () => {
 
   it('answers 403 and emits AuthenticationFailed_v1 when the hook blocks the token', async () => {
     svc = await passwordService({ extra: [blocker] });
-    const p = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+    const p = await svc.addPerson([EMAIL]);
     await expectStatus(await svc.setPassword(p.personId, { password: GOOD }), 204);
     const res = await svc.signIn({ handle: EMAIL, password: GOOD });
     await expectStatus(res, 403);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'bun:test';
 import { hash as argon2Hash } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
 import { sql } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { passwordService } from './fixture.ts';
 
@@ -17,7 +18,7 @@ const GOOD = 'correct horse battery staple';
 
 async function withPerson(env: Record<string, string> = {}) {
   svc = await passwordService({ env });
-  const person = svc.stubs.addPerson(svc.org.id, [EMAIL]);
+  const person = await svc.addPerson([EMAIL]);
   return { s: svc, person };
 }
 
@@ -38,15 +39,18 @@ describe('POST /authenticate/password', () => {
     });
     await expectStatus(res, 200);
     expect(res.json.result.person_id).toBe(person.personId);
-    expect(await s.stubs.validate(res.json.result.token)).toMatchObject({ valid: true });
-    expect(s.stubs.issued.at(-1)).toMatchObject({ issuer: 'authentication', methods: ['password'] });
+    expect(await s.validate(res.json.result.token)).toMatchObject({ valid: true });
+    expect(decodeJwt(res.json.result.token)).toMatchObject({
+      person_id: person.personId,
+      authenticated_methods: ['password'],
+    });
     expect(res.text).not.toContain('argon2');
   });
 
   it('answers one 401 body for a wrong password, an unknown handle and a disabled person', async () => {
     const { s, person } = await withPerson();
     await expectStatus(await s.setPassword(person.personId, { password: GOOD }), 204);
-    const disabled = s.stubs.addPerson(s.org.id, [{ type: 'username', value: 'off' }], { active: false });
+    const disabled = await s.addPerson([{ type: 'username', value: 'off' }], { active: false });
     await expectStatus(await s.setPassword(disabled.personId, { password: GOOD }), 204);
     const wrong = await s.signIn({ handle: EMAIL, password: 'not the password' });
     const unknown = await s.signIn({
@@ -108,7 +112,7 @@ describe('POST /authenticate/password', () => {
 
   it('verifies imported bcrypt and argon2id hashes and rehashes them to argon2id', async () => {
     const { s, person } = await withPerson();
-    const other = s.stubs.addPerson(s.org.id, [{ type: 'username', value: 'grace' }]);
+    const other = await s.addPerson([{ type: 'username', value: 'grace' }]);
     const bcryptHash = bcrypt.hashSync(GOOD, 4).replace(/^\$2b\$/, '$2y$');
     const oldArgon = await argon2Hash(GOOD, { algorithm: 2, memoryCost: 4096, timeCost: 1, parallelism: 1 });
     await expectStatus(await s.setPassword(person.personId, { password_hash: bcryptHash }), 204);
@@ -127,19 +131,23 @@ describe('POST /authenticate/password', () => {
     await expectStatus(await s.setPassword(person.personId, { password: GOOD }), 204);
     const anon = await s.call('POST', '/persons/anonymous', { key: null });
     await expectStatus(anon, 201);
-    expect(s.stubs.issued.at(-1)).toMatchObject({
-      issuer: 'anonymous',
-      personId: anon.json.result.person_id,
+    expect((await s.eventsNamed('AnonymousTokenMinted_v1')).at(-1)).toMatchObject({
+      person_id: anon.json.result.person_id,
     });
     const res = await s.signIn({ handle: EMAIL, password: GOOD, anonymous_token: anon.json.result.token });
     await expectStatus(res, 200);
-    expect(s.stubs.issued.at(-1)?.prevAnonymousPersonId).toBe(anon.json.result.person_id);
+    expect((await s.eventsNamed('TokenMinted_v1', 1)).at(-1)).toMatchObject({
+      person_id: person.personId,
+      prev_anonymous_person_id: anon.json.result.person_id,
+    });
     // A regular person's token links nothing.
     await expectStatus(
       await s.signIn({ handle: EMAIL, password: GOOD, anonymous_token: res.json.result.token }),
       200,
     );
-    expect(s.stubs.issued.at(-1)?.prevAnonymousPersonId).toBeUndefined();
+    const minted = await s.eventsNamed('TokenMinted_v1', 2);
+    expect(minted).toHaveLength(2);
+    expect(minted.at(-1)?.prev_anonymous_person_id).toBeUndefined();
   });
 
   it('rate-limits anonymous persons per client address', async () => {

@@ -41,7 +41,7 @@ const validate = async (token: string, orgId?: string, key?: string) => {
 
 describe('issuing for an authentication', () => {
   it('runs beforeTokenIssued with the trigger content and merges claims in order', async () => {
-    const person = t.persons.addPerson(t.org.id, { region: 'europe-belgium', groups: ['g'] });
+    const person = await t.persons.addPerson({ region: 'europe-belgium', groups: ['g'] });
     t.hooks[0].answer = () => ({ claims: { plan: 'free', tier: 1 } });
     t.hooks[1].answer = () => ({ claims: { plan: 'pro' } });
     try {
@@ -76,7 +76,7 @@ describe('issuing for an authentication', () => {
   });
 
   it('blocks with 403 when a hook sets a reserved or registered claim', async () => {
-    const person = t.persons.addPerson(t.org.id);
+    const person = await t.persons.addPerson();
     for (const claim of ['person_id', 'exp', 'groups']) {
       t.hooks[1].answer = () => ({ claims: { ok: 1, [claim]: 'x' } });
       const err = await signIn(person.personId).catch((e: unknown) => e);
@@ -94,14 +94,14 @@ describe('issuing for an authentication', () => {
       throw new ServiceError(403, 'HOOK_SAID_NO', 'no');
     };
     try {
-      await expect(signIn(t.persons.addPerson(t.org.id).personId)).rejects.toThrow('no');
+      await expect(signIn((await t.persons.addPerson()).personId)).rejects.toThrow('no');
     } finally {
       t.hooks[0].answer = () => undefined;
     }
   });
 
   it('gives first_token true to exactly one of many concurrent first issuances', async () => {
-    const person = t.persons.addPerson(t.org.id);
+    const person = await t.persons.addPerson();
     const tokens = await Promise.all(Array.from({ length: 8 }, () => signIn(person.personId)));
     expect(tokens.filter((x) => x.firstToken)).toHaveLength(1);
   });
@@ -109,7 +109,7 @@ describe('issuing for an authentication', () => {
 
 describe('POST /token/validate and /token/revoke', () => {
   it('says valid with the expiry, then expired once the lifetime has passed', async () => {
-    const { token } = await signIn(t.persons.addPerson(t.org.id).personId);
+    const { token } = await signIn((await t.persons.addPerson()).personId);
     const ok = await validate(token);
     expect(ok).toMatchObject({ valid: true, expires_in_seconds: 3600 });
     clock.advance(3601_000);
@@ -117,7 +117,7 @@ describe('POST /token/validate and /token/revoke', () => {
   });
 
   it('says bad_signature, unknown_key and malformed', async () => {
-    const { token } = await signIn(t.persons.addPerson(t.org.id).personId);
+    const { token } = await signIn((await t.persons.addPerson()).personId);
     const [h, p, s] = token.split('.');
     const flipped = `${h}.${p}.${s!.startsWith('A') ? `B${s!.slice(1)}` : `A${s!.slice(1)}`}`;
     expect((await validate(flipped)).invalidity_reason).toBe('bad_signature');
@@ -131,7 +131,7 @@ describe('POST /token/validate and /token/revoke', () => {
   });
 
   it('says revoked after a revoke, which is idempotent', async () => {
-    const { token } = await signIn(t.persons.addPerson(t.org.id).personId);
+    const { token } = await signIn((await t.persons.addPerson()).personId);
     await expectStatus(await t.call('POST', '/token/revoke', { body: { token } }), 204);
     expect(await validate(token)).toEqual({ valid: false, invalidity_reason: 'revoked' });
     await expectStatus(await t.call('POST', '/token/revoke', { body: { token } }), 204);
@@ -140,7 +140,7 @@ describe('POST /token/validate and /token/revoke', () => {
 
   it('keeps tokens apart by organization', async () => {
     const other = await t.service.ctx.orgs.create('Other');
-    const { token } = await signIn(t.persons.addPerson(t.org.id).personId);
+    const { token } = await signIn((await t.persons.addPerson()).personId);
     expect(await validate(token, other.organization.id, other.apiKey)).toEqual({
       valid: false,
       invalidity_reason: 'wrong_organization',
@@ -156,7 +156,7 @@ describe('POST /token/validate and /token/revoke', () => {
   });
 
   it('keeps the old key published after a rotation, and its tokens valid', async () => {
-    const { token } = await signIn(t.persons.addPerson(t.org.id).personId);
+    const { token } = await signIn((await t.persons.addPerson()).personId);
     const before = await fetch(`${t.url}/.well-known/jwks.json`);
     const { kid } = await t.service.ctx.signer.rotate(TOKEN_KEYS_OWNER);
     const after = await fetch(`${t.url}/.well-known/jwks.json`);
@@ -165,7 +165,7 @@ describe('POST /token/validate and /token/revoke', () => {
     const oldKid = (await before.json()).keys[0].kid;
     expect(kids).toEqual([kid, oldKid]);
     expect((await validate(token)).valid).toBe(true);
-    const fresh = await signIn(t.persons.addPerson(t.org.id).personId);
+    const fresh = await signIn((await t.persons.addPerson()).personId);
     expect(JSON.parse(atob(fresh.token.split('.')[0]!)).kid).toBe(kid);
   });
 });

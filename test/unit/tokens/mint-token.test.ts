@@ -21,7 +21,7 @@ const mint = (personId: string, body: unknown = {}, orgId?: string, key?: string
 
 describe('POST /persons/{person_id}/mint-token', () => {
   it('mints a token that verifies against /.well-known/jwks.json with every claim', async () => {
-    const person = t.persons.addPerson(t.org.id, { groups: ['admins', 'beta'] });
+    const person = await t.persons.addPerson({ groups: ['admins', 'beta'] });
     const res = await mint(person.personId, { custom_claims: { foo: 'bar', baz: { everything: 42 } } });
     await expectStatus(res, 201);
     const jwks = createRemoteJWKSet(new URL(`${t.url}/.well-known/jwks.json`));
@@ -49,8 +49,9 @@ describe('POST /persons/{person_id}/mint-token', () => {
 
   it('puts groups under the organization groups claim name', async () => {
     const org = await t.service.ctx.orgs.create('Claims');
-    t.persons.setGroupsClaim(org.organization.id, 'teams');
-    const person = t.persons.addPerson(org.organization.id, { groups: ['red'] });
+    const as = { orgId: org.organization.id, key: org.apiKey };
+    await t.persons.setGroupsClaim('teams', as);
+    const person = await t.persons.addPerson({ groups: ['red'] }, as);
     const res = await mint(person.personId, {}, org.organization.id, org.apiKey);
     await expectStatus(res, 201);
     const claims = decodeJwt(res.json.result);
@@ -67,7 +68,7 @@ describe('POST /persons/{person_id}/mint-token', () => {
   });
 
   it('refuses registered and reserved custom claims with 400 naming the claim', async () => {
-    const person = t.persons.addPerson(t.org.id);
+    const person = await t.persons.addPerson();
     for (const claim of [
       'exp',
       'sub',
@@ -87,7 +88,7 @@ describe('POST /persons/{person_id}/mint-token', () => {
   });
 
   it('refuses custom_claims that are not an object', async () => {
-    const person = t.persons.addPerson(t.org.id);
+    const person = await t.persons.addPerson();
     const res = await mint(person.personId, { custom_claims: [1] });
     await expectStatus(res, 400);
     expect(res.text).toContain('custom_claims');
@@ -96,13 +97,13 @@ describe('POST /persons/{person_id}/mint-token', () => {
   it('answers 404 for an unknown person and for a person of another organization', async () => {
     await expectStatus(await mint(crypto.randomUUID()), 404);
     const other = await t.service.ctx.orgs.create('Other');
-    const theirs = t.persons.addPerson(other.organization.id);
+    const theirs = await t.persons.addPerson({}, { orgId: other.organization.id, key: other.apiKey });
     await expectStatus(await mint(theirs.personId), 404);
   });
 
   it('never runs beforeTokenIssued', async () => {
     const before = t.hooks[0].seen.length;
-    await expectStatus(await mint(t.persons.addPerson(t.org.id).personId), 201);
+    await expectStatus(await mint((await t.persons.addPerson()).personId), 201);
     expect(t.hooks[0].seen.length).toBe(before);
   });
 
@@ -113,7 +114,7 @@ describe('POST /persons/{person_id}/mint-token', () => {
       return ack();
     });
     try {
-      const person = t.persons.addPerson(t.org.id);
+      const person = await t.persons.addPerson();
       const res = await mint(person.personId);
       await expectStatus(res, 201);
       const jti = decodeJwt(res.json.result).jti;

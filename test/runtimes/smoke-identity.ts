@@ -1,0 +1,48 @@
+/**
+ * The identity half of the runtime smoke: create a person, set its password (argon2id through the
+ * native add-on, @node-rs/argon2, which must load on every runtime), sign in, and validate the token,
+ * both through the API and against /.well-known/jwks.json.
+ */
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { call, check, expectAnswer, type SmokeTarget } from './http.ts';
+
+export async function smokeIdentity(t: SmokeTarget): Promise<string[]> {
+  const handle = { type: 'email_address', value: `smoke-${t.runtime}@example.com` };
+  const secret = `smoke on ${t.runtime}, a long one`;
+
+  const made = await call(t, 'POST', '/persons', { handles: [handle] });
+  expectAnswer(made, 201, 'POST a person');
+  const personId: string = made.json?.result?.person_id;
+  check(typeof personId === 'string', `the person has an ID (got ${made.text})`);
+
+  const set = await call(t, 'PUT', `/persons/${personId}/credentials/password`, { password: secret });
+  expectAnswer(set, 204, 'PUT a password (argon2id)');
+
+  // End-user facing: the organization only, no API key.
+  const signIn = async (password: string) => {
+    const res = await fetch(`${t.baseUrl}/authenticate/password`, {
+      method: 'POST',
+      headers: { 'Service-OrgID': t.orgId, 'content-type': 'application/json' },
+      body: JSON.stringify({ handle, password }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, json: JSON.parse(text || 'null') };
+  };
+  expectAnswer(await signIn('not the password at all'), 401, 'sign in with a wrong password');
+  const ok = await signIn(secret);
+  expectAnswer(ok, 200, 'sign in with the password');
+  const token: string = ok.json?.result?.token;
+  check(ok.json?.result?.person_id === personId, `the sign-in names the person (got ${ok.text})`);
+
+  const valid = await call(t, 'POST', '/token/validate', { token });
+  expectAnswer(valid, 200, 'POST /token/validate');
+  check(valid.json?.result?.valid === true, `the token is valid (got ${valid.text})`);
+
+  const jwks = await (await fetch(`${t.baseUrl}/.well-known/jwks.json`)).json();
+  const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { algorithms: ['ES256'] });
+  check(
+    payload.sub === personId && JSON.stringify(payload.authenticated_methods) === '["password"]',
+    `the token verifies against the JWKS with the person's claims (got ${JSON.stringify(payload)})`,
+  );
+  return ['person, argon2id password, sign-in 401/200, token valid (API and JWKS)'];
+}
