@@ -10,6 +10,7 @@ import type {
 } from '../../core/ports/event-bus.ts';
 import { BusError, TOPIC_RE } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { yieldToEventLoop } from '../../core/runtime.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
 import { insertMessages, type QueueRow } from './statements.ts';
@@ -29,8 +30,8 @@ export const channelOf = (topic: string) => `bus_${topic.replaceAll('-', '_')}`;
 
 /**
  * The EventBus on a Postgres table: works on PGlite and on Postgres with many replicas. Publishes are
- * grouped into one INSERT per tick (group commit); consumers claim batches with FOR UPDATE SKIP LOCKED
- * and a lease, so a crashed consumer's messages come back when the lease ends.
+ * grouped into one INSERT (group commit); consumers claim batches with FOR UPDATE SKIP LOCKED and a
+ * lease, so a crashed consumer's messages come back when the lease ends.
  */
 export function createPgQueueBus(options: PgQueueOptions): EventBus {
   const { storage, clock, log } = options;
@@ -45,6 +46,15 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
   }> = [];
   let flushing: Promise<void> | null = null;
   let closed = false;
+  /**
+   * When a batch starts. On a pool, publishes that arrive while a flush runs join the next one. On a
+   * single connection (PGlite) a statement runs on this thread and answers in microtasks, so a request
+   * runs from arrival to publish without letting any other in, and a flush started at once would carry
+   * one message each time: one commit per event. Waiting one turn of the event loop lets the requests
+   * already waiting (network reads, timers) reach their publish first; alone, a publish waits a few
+   * microseconds more.
+   */
+  const gather = storage.writeConcurrency <= 1 ? yieldToEventLoop : () => Promise.resolve();
 
   const rowsFor = (topic: string, messages: readonly OutgoingMessage[]) => {
     if (!TOPIC_RE.test(topic))
@@ -96,7 +106,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
       await new Promise<void>((resolve, reject) => {
         pending.push({ rows, topics: new Set([topic]), resolve, reject });
         // Every publish arriving while a flush runs joins the next one: one commit for many messages.
-        flushing ??= Promise.resolve().then(flush);
+        flushing ??= gather().then(flush);
       });
     },
     consume<T>(topic: string, handler: Handler<T>, opts: ConsumeOptions = {}) {

@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
+import { benchPassword } from './password.ts';
 import { ROOT } from './processes.ts';
 import { benchTokens } from './tokens.ts';
 import { benchWebhooks } from './webhooks.ts';
@@ -24,6 +25,7 @@ const sections: Record<string, () => Promise<string>> = {
   http: () => benchHttp({ seconds: 5, concurrency: 64 }),
   attributes: () => benchAttributes({ seconds: 3, inflight: 32, databaseUrl }),
   tokens: () => benchTokens({ seconds: 3, inflight: 32, databaseUrl }),
+  password: () => benchPassword({ seconds: 3, inflight: 8 }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
 };
