@@ -64,6 +64,7 @@ export type {
   ServiceEvent,
 } from './events/types.ts';
 export { EVENTS_TOPIC } from './events/types.ts';
+export { type RequestContext, requestContextOf } from './http/client.ts';
 export { consistentWrite } from './http/consistency.ts';
 // HTTP conventions: the envelope, consistency headers, validation.
 export { ok } from './http/envelope.ts';

@@ -10,7 +10,7 @@ import { startTestService } from '../../helpers/service.ts';
 export async function passwordService(options: { env?: Env; extra?: PluginDefinition[] } = {}) {
   const stubs = identityStubs();
   const t = await startTestService({
-    env: { CLIENT_IP_HEADER: 'x-forwarded-for', ...options.env },
+    env: { TRUSTED_PROXY_HOPS: '1', ...options.env },
     definition: { plugins: [...stubs.plugins, password(), ...(options.extra ?? [])] },
   });
   const events: ServiceEvent[] = [];
