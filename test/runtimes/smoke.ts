@@ -3,6 +3,7 @@
  * thing that is not as it should be.
  */
 import { check, type SmokeTarget } from './http.ts';
+import { smokeAddress } from './smoke-address.ts';
 import { smokeWrites } from './smoke-writes.ts';
 
 export type { SmokeTarget } from './http.ts';
@@ -69,5 +70,6 @@ export async function smoke(t: SmokeTarget): Promise<string[]> {
   );
   done.push('openapi');
   done.push(...(await smokeWrites(t)));
+  done.push(...(await smokeAddress(t)));
   return done;
 }
