@@ -109,6 +109,7 @@ export type {
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
+export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 export {
   createTokenBuckets,
   type TakeResult,

@@ -7,6 +7,7 @@ import { createTokenBuckets } from '../../core/rate-limit.ts';
 import { createCredentialStore } from './credentials.ts';
 import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
 import { migrations } from './migrations/index.ts';
+import { deleteCredentialOfDeletedPerson } from './person-deleted.ts';
 import { requestContextReader } from './request-context.ts';
 import { passwordRoutes } from './routes.ts';
 import { createSignIn } from './sign-in.ts';
@@ -86,6 +87,6 @@ export const password = (options: PasswordOptions = {}) =>
           s.ANONYMOUS_RATE_LIMIT ?? options.anonymousRateLimit ?? { perMinute: 10, burst: 20 },
         ),
       });
-      return { routes };
+      return { routes, attach: [deleteCredentialOfDeletedPerson] };
     },
   });

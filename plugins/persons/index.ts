@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
 import { envText } from '../../core/contract/settings.ts';
+import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { groupRoutes } from './group-routes.ts';
 import { normaliseHandle } from './handles.ts';
@@ -39,11 +40,17 @@ export const persons = (options: PersonsOptions = {}) => {
     migrations,
     settings,
     provides: { personDirectory },
+    declares: [beforePersonDeleted],
     emits: ['PersonCreated_v1', 'PersonDeleted_v1', 'AnonymousPersonCreated_v1'],
     setup(ctx) {
       const region = ctx.settings.PERSONS_DEFAULT_REGION;
       const defaultRegion: Region = region && isRegion(region) ? region : optionRegion;
-      const store = createPersonStore({ storage: ctx.storage, clock: ctx.clock, events: ctx.events });
+      const store = createPersonStore({
+        storage: ctx.storage,
+        clock: ctx.clock,
+        events: ctx.events,
+        beforeDelete: (deletion) => ctx.hooks.run(beforePersonDeleted, deletion),
+      });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
       const directory: PersonDirectory = {
         get: (orgId, personId) => store.find(orgId, personId),
