@@ -74,6 +74,7 @@ export { parseOrThrow } from './http/validation.ts';
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
 export type { LogFields, Logger } from './log.ts';
 export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
+export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 // The plugin contract.
 export {
   definePlugin,
@@ -109,7 +110,6 @@ export type {
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
-export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 export {
   createTokenBuckets,
   type TakeResult,
