@@ -149,6 +149,10 @@ const EnvSchema = v.object({
     ),
   ),
   NODE_EXTRA_CA_CERTS: v.optional(v.string()),
+  TRUSTED_PROXY_HOPS: v.optional(
+    str('TRUSTED_PROXY_HOPS', 'must be an integer from 0 to 10', isInt(0, 10)),
+    '0',
+  ),
   SHUTDOWN_DRAIN_MS: v.optional(
     str('SHUTDOWN_DRAIN_MS', 'must be an integer from 0 to 600000', isInt(0, 600_000)),
     '0',
@@ -233,6 +237,11 @@ export interface Config {
   bodyLimit: number;
   /** How long a request body may take to arrive before the answer is 408. */
   requestTimeoutMs: number;
+  /**
+   * How many proxies in front append the address they saw to X-Forwarded-For; the client's address is
+   * that many entries from the right. 0: the socket's peer address, never a header.
+   */
+  trustedProxyHops: number;
   deliveryAllowPrivate: string[];
   deliveryHostMap: Record<string, string>;
   /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
@@ -267,6 +276,11 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
   if (wide.length)
     problems.push(
       `DELIVERY_ALLOW_PRIVATE must name ranges no wider than /${WIDEST_ALLOWANCE.ipv4} (IPv4) or /${WIDEST_ALLOWANCE.ipv6} (IPv6) unless NODE_ENV=development (got ${wide.join(', ')})`,
+    );
+  // An earlier setting, now replaced: left set, it would silently give every client the proxy's address.
+  if (env.CLIENT_IP_HEADER)
+    problems.push(
+      'CLIENT_IP_HEADER is no longer read: set TRUSTED_PROXY_HOPS to the number of proxies in front that append to X-Forwarded-For',
     );
   let extraCaPem: string | undefined;
   if (e.NODE_EXTRA_CA_CERTS) {
@@ -306,6 +320,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     logLevel: e.LOG_LEVEL,
     bodyLimit: Number(e.BODY_LIMIT),
     requestTimeoutMs: Number(e.REQUEST_TIMEOUT_MS),
+    trustedProxyHops: Number(e.TRUSTED_PROXY_HOPS),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,

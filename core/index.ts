@@ -64,6 +64,7 @@ export type {
   ServiceEvent,
 } from './events/types.ts';
 export { EVENTS_TOPIC } from './events/types.ts';
+export { type RequestContext, requestContextOf } from './http/client.ts';
 export { consistentWrite } from './http/consistency.ts';
 // HTTP conventions: the envelope, consistency headers, validation.
 export { ok } from './http/envelope.ts';
@@ -73,6 +74,7 @@ export { parseOrThrow } from './http/validation.ts';
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
 export type { LogFields, Logger } from './log.ts';
 export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
+export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 // The plugin contract.
 export {
   definePlugin,

@@ -201,15 +201,22 @@ export async function composeService(options: ComposeOptions) {
     }
   }
 
+  const door = frontDoor((request) => app.handle(request), {
+    bodyLimit: config.bodyLimit,
+    requestTimeoutMs: config.requestTimeoutMs,
+    trustedProxyHops: config.trustedProxyHops,
+    log,
+  });
   const started: Worker[] = [];
   return {
     app,
-    /** The app's fetch handler behind the front door (routable URL, body limit): what servers and tests call. */
-    fetch: frontDoor((request) => app.handle(request), {
-      bodyLimit: config.bodyLimit,
-      requestTimeoutMs: config.requestTimeoutMs,
-      log,
-    }),
+    /** The app's fetch handler behind the front door (routable URL, body limit), for in-process calls. */
+    fetch: (request: Request) => door(request),
+    /**
+     * The same for servers: `peer` is the socket's remote address, from which (with TRUSTED_PROXY_HOPS,
+     * X-Forwarded-For) comes the client address `requestContextOf` answers.
+     */
+    fetchFrom: door,
     ctx,
     plugins: enabled.map((p) => p.id),
     workers,

@@ -6,7 +6,8 @@ await serve('bun', {
     const server = Bun.serve({
       port: config.port,
       hostname: config.host,
-      fetch: service.fetch,
+      // The socket's address goes with the request: the client address events and rate limits use.
+      fetch: (request, server) => service.fetchFrom(request, server.requestIP(request)?.address),
       // The app refuses bodies over BODY_LIMIT with the envelope; this is only the server's own backstop
       // (Bun's default), far enough above it that clients see the envelope, not Bun's bare 413.
       maxRequestBodySize: Math.max(config.bodyLimit * 2, 128 * 1024 * 1024),

@@ -4,7 +4,7 @@ import { serve } from './serve.ts';
 declare const Deno: {
   serve(
     options: { port: number; hostname: string; onListen?: (addr: { port: number }) => void },
-    handler: (request: Request) => Response | Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname?: string } }) => Response | Promise<Response>,
   ): { addr: { port: number }; shutdown(): Promise<void> };
 };
 
@@ -12,7 +12,8 @@ await serve('deno', {
   async listen(service, config) {
     const server = Deno.serve(
       { port: config.port, hostname: config.host, onListen: () => {} },
-      service.fetch,
+      // The socket's address goes with the request: the client address events and rate limits use.
+      (request, info) => service.fetchFrom(request, info.remoteAddr.hostname),
     );
     return { port: server.addr.port, close: () => server.shutdown() };
   },

@@ -33,7 +33,12 @@ await serve('node', {
     const server = listen({
       port: config.port,
       hostname: config.host,
-      fetch: service.fetch,
+      // srvx's request carries the socket's remote address as `ip` (X-Forwarded-For is not trusted there).
+      fetch: (request) =>
+        service.fetchFrom(
+          request,
+          'ip' in request && typeof request.ip === 'string' ? request.ip : undefined,
+        ),
       silent: true,
       // Node's own limit (300 s) kept past REQUEST_TIMEOUT_MS, so a stalled body gets the app's 408.
       node: { requestTimeout: config.requestTimeoutMs + 5000 },

@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { type AdmittedRequest, admitBody } from './body.ts';
+import { clientIpOf, rememberClientIp } from './client.ts';
 import { errorEnvelope } from './envelope.ts';
 import { requestIdOf } from './request-id.ts';
 import { routableRequest, urlPathOf } from './request-target.ts';
@@ -10,6 +11,8 @@ export interface FrontDoorOptions {
   bodyLimit: number;
   /** How long a request body may take to arrive before the answer is 408. @default 10000 */
   requestTimeoutMs?: number;
+  /** Proxies in front that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 trusts no header. @default 0 */
+  trustedProxyHops?: number;
   log: Logger;
 }
 
@@ -30,15 +33,19 @@ function bodyAsAllowed(response: Response): Response {
 /**
  * What every request passes before the app: a URL the router can use whatever the Host header said,
  * the body limit and the request timeout; and where each answer is logged, with the status it really
- * had. A refusal here is the usual envelope, with a request id and a log line.
+ * had. A refusal here is the usual envelope, with a request id and a log line. `peer` is the socket's
+ * remote address as the runtime's server reports it; with the trusted proxy setting it gives the
+ * client's address that `requestContextOf` answers.
  */
 export function frontDoor(handle: (request: Request) => Promise<Response>, options: FrontDoorOptions) {
   const { bodyLimit, log } = options;
   const rules = { limit: bodyLimit, timeoutMs: options.requestTimeoutMs ?? 10_000 };
-  return (request: Request): Promise<Response> => {
+  const hops = options.trustedProxyHops ?? 0;
+  return (request: Request, peer?: string): Promise<Response> => {
     let admitted: AdmittedRequest;
     try {
       admitted = admitBody(routableRequest(request), rules);
+      rememberClientIp(admitted.request, clientIpOf(request.headers, peer, hops));
     } catch (e) {
       const status = e instanceof ServiceError ? e.status : 400;
       const message = e instanceof ServiceError ? e.message : 'the request could not be read';

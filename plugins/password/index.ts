@@ -1,12 +1,13 @@
 import * as v from 'valibot';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { envInteger, envRate, envText, type Rate } from '../../core/contract/settings.ts';
+import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
 import { createCredentialStore } from './credentials.ts';
 import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
 import { migrations } from './migrations/index.ts';
+import { deleteCredentialOfDeletedPerson } from './person-deleted.ts';
 import { requestContextReader } from './request-context.ts';
 import { passwordRoutes } from './routes.ts';
 import { createSignIn } from './sign-in.ts';
@@ -23,8 +24,6 @@ export interface PasswordOptions {
   addressRateLimit?: Rate;
   /** Anonymous persons per client address (and organization). @default { perMinute: 10, burst: 20 } */
   anonymousRateLimit?: Rate;
-  /** A header set by a trusted proxy that carries the client's address (first entry). @default the socket's */
-  clientIpHeader?: string;
 }
 
 const settings = v.object({
@@ -34,9 +33,6 @@ const settings = v.object({
   PASSWORD_HANDLE_RATE_LIMIT: envRate('PASSWORD_HANDLE_RATE_LIMIT'),
   PASSWORD_ADDRESS_RATE_LIMIT: envRate('PASSWORD_ADDRESS_RATE_LIMIT'),
   ANONYMOUS_RATE_LIMIT: envRate('ANONYMOUS_RATE_LIMIT'),
-  CLIENT_IP_HEADER: envText('CLIENT_IP_HEADER', 'must be an HTTP header name', (s) =>
-    /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(s),
-  ),
 });
 
 /**
@@ -86,11 +82,11 @@ export const password = (options: PasswordOptions = {}) =>
         credentials,
         hasher,
         signIn,
-        readContext: requestContextReader(ctx.headers, s.CLIENT_IP_HEADER ?? options.clientIpHeader),
+        readContext: requestContextReader(ctx.headers),
         anonymousPerAddress: buckets(
           s.ANONYMOUS_RATE_LIMIT ?? options.anonymousRateLimit ?? { perMinute: 10, burst: 20 },
         ),
       });
-      return { routes };
+      return { routes, attach: [deleteCredentialOfDeletedPerson] };
     },
   });

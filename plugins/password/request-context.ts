@@ -1,52 +1,29 @@
-import * as v from 'valibot';
 import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
 import type { BrowserMetadata } from '../../core/events/shared-types.ts';
+import { requestContextOf } from '../../core/http/client.ts';
 import type { HeaderNames } from '../../core/http/headers.ts';
 import { isUuid } from '../../core/ids.ts';
 
-const ipSchema = v.pipe(v.string(), v.ip());
-const isIp = (s: string) => v.is(ipSchema, s);
-
 /** What the sign-in routes know of the caller: its address (when known), analytics and browser metadata. */
 export interface RequestContext {
-  /** The client's address, or undefined when neither the proxy header nor the socket tells it. */
+  /** The client's address, or undefined when the front door knows none (an in-process request). */
   clientIp: string | undefined;
   analytics: AnalyticsContext;
   browser: BrowserMetadata;
 }
 
-/** Bun's server gives the socket's address; other adapters may have no `requestIP` or throw. */
-interface AddressSource {
-  requestIP?(request: Request): { address: string } | null;
-}
-
 /**
- * Reads the request context. `clientIpHeader` names a header a trusted proxy sets (the first address of
- * `X-Forwarded-For`, say); without it the socket's address is used where the runtime tells it (Bun).
+ * Reads the request context: the client address, user agent and origin as the front door saw them
+ * (core's requestContextOf: the socket's address unless TRUSTED_PROXY_HOPS trusts a proxy).
  */
-export function requestContextReader(names: HeaderNames, clientIpHeader: string | undefined) {
+export function requestContextReader(names: HeaderNames) {
   const prefix = names.orgId.replace(/-OrgID$/i, '');
   const sdkVersion = `${prefix}-SDK-Version`;
   const correlation = `${prefix}-Analytics-Correlation-ID`;
 
-  function clientIpOf(request: Request, server: AddressSource | null): string | undefined {
-    if (clientIpHeader) {
-      const first = request.headers.get(clientIpHeader)?.split(',')[0]?.trim();
-      return first && isIp(first) ? first : undefined;
-    }
-    try {
-      const address = server?.requestIP?.(request)?.address;
-      return address && isIp(address) ? address : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  return (request: Request, server: AddressSource | null): RequestContext => {
+  return (request: Request): RequestContext => {
     const h = request.headers;
-    const clientIp = clientIpOf(request, server);
-    const userAgent = h.get('user-agent') ?? '';
-    const origin = h.get('origin') ?? undefined;
+    const { clientIp, userAgent = '', origin } = requestContextOf(request);
     const sent = h.get(correlation) ?? '';
     // One ID for every event of this request (the sign-in's and the issuer's), the client's when sent.
     const correlationId = isUuid(sent) ? sent.toLowerCase() : crypto.randomUUID();

@@ -21,10 +21,7 @@ export interface PasswordRouteDeps {
   credentials: CredentialStore;
   hasher: Hasher;
   signIn: ReturnType<typeof createSignIn>;
-  readContext: (
-    request: Request,
-    server: { requestIP?(r: Request): { address: string } | null } | null,
-  ) => RequestContext;
+  readContext: (request: Request) => RequestContext;
   anonymousPerAddress: TokenBuckets;
 }
 
@@ -90,8 +87,8 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
     )
     .post(
       '/authenticate/password',
-      async ({ org, body, request, server }) => {
-        const rc = deps.readContext(request, server);
+      async ({ org, body, request }) => {
+        const rc = deps.readContext(request);
         return ok(
           await deps.signIn(
             org.id,
@@ -116,8 +113,8 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
     )
     .post(
       '/persons/anonymous',
-      async ({ org, request, server, set }) => {
-        const rc = deps.readContext(request, server);
+      async ({ org, request, set }) => {
+        const rc = deps.readContext(request);
         if (rc.clientIp) {
           const take = deps.anonymousPerAddress.take(`${org.id}|${rc.clientIp}`);
           if (!take.ok)

@@ -1,39 +1,22 @@
-import * as v from 'valibot';
 import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
+import { requestContextOf } from '../../core/http/client.ts';
 import { isUuid, uuidv7 } from '../../core/ids.ts';
-
-const isIp = (s: string) => v.is(v.pipe(v.string(), v.ip()), s);
 
 /** The header a client may send to correlate the events its requests cause. */
 export const CORRELATION_HEADER = 'x-analytics-correlation-id';
 
-/** What a server knows of the connection (Elysia's `server`); absent under `app.handle`. */
-export interface ConnectionInfo {
-  requestIP?(request: Request): { address: string } | null;
-}
-
 /**
- * The analytics of a request: the client address is the first valid address of `X-Forwarded-For`
- * (the service expects to sit behind a proxy that sets it), else the connection's; the user agent and
- * origin as sent; the correlation ID from `X-Analytics-Correlation-ID` when it is a UUID.
+ * The analytics of a request: the client address, user agent and origin as the front door saw them
+ * (core's requestContextOf: the socket's address unless TRUSTED_PROXY_HOPS trusts a proxy); the
+ * correlation ID from `X-Analytics-Correlation-ID` when it is a UUID.
  */
-export function analyticsContextOf(request: Request, server?: ConnectionInfo | null): AnalyticsContext {
-  const forwarded = request.headers
-    .get('x-forwarded-for')
-    ?.split(',')
-    .map((s) => s.trim())
-    .find(isIp);
-  let connection: string | undefined;
-  try {
-    connection = server?.requestIP?.(request)?.address;
-  } catch {
-    connection = undefined;
-  }
+export function analyticsContextOf(request: Request): AnalyticsContext {
+  const { clientIp, userAgent, origin } = requestContextOf(request);
   const correlation = request.headers.get(CORRELATION_HEADER)?.trim();
   return {
-    clientIpAddress: forwarded ?? (connection && isIp(connection) ? connection : undefined),
-    userAgent: request.headers.get('user-agent') ?? undefined,
-    origin: request.headers.get('origin') ?? undefined,
+    clientIpAddress: clientIp,
+    userAgent,
+    origin,
     correlationId: correlation && isUuid(correlation) ? correlation.toLowerCase() : undefined,
   };
 }

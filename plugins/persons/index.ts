@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
 import { envText } from '../../core/contract/settings.ts';
 import { isUuid } from '../../core/ids.ts';
+import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { groupRoutes } from './group-routes.ts';
 import { normaliseHandle } from './handles.ts';
@@ -40,11 +41,17 @@ export const persons = (options: PersonsOptions = {}) => {
     migrations,
     settings,
     provides: { personDirectory },
+    declares: [beforePersonDeleted],
     emits: ['PersonCreated_v1', 'PersonDeleted_v1', 'AnonymousPersonCreated_v1'],
     setup(ctx) {
       const region = ctx.settings.PERSONS_DEFAULT_REGION;
       const defaultRegion: Region = region && isRegion(region) ? region : optionRegion;
-      const store = createPersonStore({ storage: ctx.storage, clock: ctx.clock, events: ctx.events });
+      const store = createPersonStore({
+        storage: ctx.storage,
+        clock: ctx.clock,
+        events: ctx.events,
+        beforeDelete: (deletion) => ctx.hooks.run(beforePersonDeleted, deletion),
+      });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
       const directory: PersonDirectory = {
         // Other plugins pass IDs from their own paths: one that is no UUID names nobody (the column is

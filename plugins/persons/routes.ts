@@ -75,11 +75,11 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     .use(ctx.auth)
     .post(
       '/persons',
-      async ({ org, body, request, server, set }) => {
+      async ({ org, body, request, set }) => {
         const person = toNewPerson(body, 'body', defaultRegion);
         refuseRepeatedHandles([person], false);
         const [made] = await write(request, () =>
-          store.create(org.id, [person], analyticsContextOf(request, server)),
+          store.create(org.id, [person], analyticsContextOf(request)),
         );
         set.status = 201;
         return ok(personJson(made!));
@@ -108,9 +108,9 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     )
     .put(
       '/persons',
-      async ({ org, body, request, server, set }) => {
+      async ({ org, body, request, set }) => {
         const parsed = parsePutBody(body);
-        const analytics = analyticsContextOf(request, server);
+        const analytics = analyticsContextOf(request);
         if (parsed.bulk) {
           const people = parsed.many.map((p, i) => toNewPerson(p, `body[${i}]`, defaultRegion));
           refuseRepeatedHandles(people, true);

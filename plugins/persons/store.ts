@@ -6,6 +6,7 @@ import type {
 } from '../../core/capabilities/person-directory.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
 import { uuidv7 } from '../../core/ids.ts';
+import type { PersonDeletion } from '../../core/persons/before-person-deleted.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Database, Storage, Transaction } from '../../core/ports/storage.ts';
 import { analyticsMetadata } from './analytics.ts';
@@ -33,7 +34,13 @@ type PersonRow = typeof persons.$inferSelect;
 const eventHandles = (handles: PersonHandle[]) =>
   handles.map((h) => ({ type: HANDLE_TYPE_NUMBER[h.type], value: h.value }));
 
-export function createPersonStore(deps: { storage: Storage; clock: Clock; events: EventPublisher }) {
+export function createPersonStore(deps: {
+  storage: Storage;
+  clock: Clock;
+  events: EventPublisher;
+  /** Other plugins' clean-up of a person, in the deleting transaction (the beforePersonDeleted hook). */
+  beforeDelete?: (deletion: PersonDeletion) => Promise<unknown>;
+}) {
   const { storage, clock, events } = deps;
 
   /** The rows as PersonRecords, with their handles and groups, in the rows' order. */
@@ -327,10 +334,14 @@ export function createPersonStore(deps: { storage: Storage; clock: Clock; events
       });
     },
 
-    /** Deletes the person (handles and memberships with it) and publishes PersonDeleted_v1. */
+    /**
+     * Deletes the person (handles and memberships with it, and other plugins' rows through
+     * beforePersonDeleted, all in one transaction) and publishes PersonDeleted_v1.
+     */
     async delete(orgId: string, personId: string): Promise<void> {
       await storage.transaction(async (tx) => {
         const person = await getIn(tx.db, orgId, personId);
+        await deps.beforeDelete?.({ orgId, personId, tx });
         await tx.db.delete(persons).where(and(eq(persons.orgId, orgId), eq(persons.personId, personId)));
         await events.publish(
           orgId,

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -42,12 +43,6 @@ const ValidateResult = v.object({
   expires_at: v.optional(v.string()),
 });
 
-/** Where a request came from, when the runtime tells (Bun's server does). */
-function clientAddress(server: unknown, request: Request): string | undefined {
-  const s = server as { requestIP?: (r: Request) => { address: string } | null } | null;
-  return s?.requestIP?.(request)?.address ?? undefined;
-}
-
 /** POST /persons/{person_id}/mint-token, POST /token/validate and POST /token/revoke. */
 export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator: Validator) {
   const names = ctx.headers;
@@ -55,11 +50,10 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
     .use(ctx.auth)
     .post(
       '/persons/:person_id/mint-token',
-      async ({ org, params, body, request, set, server }) => {
+      async ({ org, params, body, request, set }) => {
         const customClaims = body?.custom_claims ?? {};
         const issued = await consistentWrite(request, names, () => {
-          const address = clientAddress(server, request);
-          const userAgent = request.headers.get('user-agent');
+          const { clientIp, userAgent, origin } = requestContextOf(request);
           return issuer.issue({
             orgId: org.id,
             personId: params.person_id,
@@ -68,8 +62,9 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
             authentications: [],
             customClaims,
             request: {
-              ...(address ? { clientIpAddress: address } : {}),
+              ...(clientIp ? { clientIpAddress: clientIp } : {}),
               ...(userAgent ? { userAgent } : {}),
+              ...(origin ? { origin } : {}),
             },
           });
         });

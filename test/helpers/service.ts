@@ -16,6 +16,8 @@ export interface CallOptions {
   key?: string | null;
   /** The organization to name; null sends no OrgID header. @default the test organization */
   orgId?: string | null;
+  /** The socket address the request comes from, as a server would report it. @default none (in-process) */
+  peer?: string;
 }
 
 export interface CallResult {
@@ -60,8 +62,9 @@ export async function startTestService(
       headers.set('content-type', 'application/json');
       body = JSON.stringify(o.body);
     }
-    const res = await service.fetch(
+    const res = await service.fetchFrom(
       new Request(`http://localhost${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }),
+      o.peer,
     );
     const text = await res.text();
     let json: unknown;

@@ -3,6 +3,7 @@
  * thing that is not as it should be.
  */
 import { check, type SmokeTarget } from './http.ts';
+import { smokeAddress } from './smoke-address.ts';
 import { smokeIdentity } from './smoke-identity.ts';
 import { smokeWrites } from './smoke-writes.ts';
 
@@ -70,6 +71,7 @@ export async function smoke(t: SmokeTarget): Promise<string[]> {
   );
   done.push('openapi');
   done.push(...(await smokeWrites(t)));
+  done.push(...(await smokeAddress(t)));
   done.push(...(await smokeIdentity(t)));
   return done;
 }

@@ -10,7 +10,7 @@ import { startTestService } from '../../helpers/service.ts';
 /** A service with the password plugin on the real persons and tokens plugins, and every event published. */
 export async function passwordService(options: { env?: Env; extra?: PluginDefinition[] } = {}) {
   const t = await startTestService({
-    env: { CLIENT_IP_HEADER: 'x-forwarded-for', ...options.env },
+    env: { TRUSTED_PROXY_HOPS: '1', ...options.env },
     definition: { plugins: [...identityPlugins(), ...(options.extra ?? [])] },
   });
   const events: ServiceEvent[] = [];

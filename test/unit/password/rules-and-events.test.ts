@@ -81,7 +81,8 @@ describe('authentication events', () => {
     const p = await svc.addPerson([EMAIL]);
     await expectStatus(await svc.setPassword(p.personId, { password: GOOD }), 204);
     const headers = {
-      'x-forwarded-for': '198.51.100.23, 10.0.0.1',
+      // The proxy (TRUSTED_PROXY_HOPS=1) appended the address it saw; the entry before it is the client's.
+      'x-forwarded-for': '10.0.0.1, 198.51.100.23',
       'user-agent': 'TestBrowser/1.0',
       referer: 'https://app.example.com/login',
       'Service-SDK-Version': '2.3.4',

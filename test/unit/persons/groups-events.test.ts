@@ -113,7 +113,9 @@ describe('events', () => {
   it('publishes PersonCreated_v1 and PersonDeleted_v1 with the spec members', async () => {
     const res = await t.call('POST', '/persons', {
       body: { handles: [email('ev'), { type: 'phone_number', value: '+12025550199' }], groups: ['ev-group'] },
-      headers: { 'x-forwarded-for': '198.51.100.7, 10.0.0.1', 'user-agent': 'curl/8' },
+      // No trusted proxy: the socket's address counts, never the client's own X-Forwarded-For.
+      headers: { 'x-forwarded-for': '203.0.113.66', 'user-agent': 'curl/8' },
+      peer: '198.51.100.7',
     });
     await expectStatus(res, 201);
     const id = res.json.result.person_id;

@@ -1,0 +1,75 @@
+import ipaddr from 'ipaddr.js';
+
+/** What the service knows of the caller of a request. */
+export interface RequestContext {
+  /**
+   * The client's IP address in canonical form (IPv4-mapped IPv6 as IPv4): the socket's peer, or with
+   * TRUSTED_PROXY_HOPS set, the address the outermost trusted proxy saw. Undefined when neither tells
+   * (a request handed to the app in-process).
+   */
+  clientIp?: string;
+  /** The User-Agent header as sent. */
+  userAgent?: string;
+  /** The Origin header as sent. */
+  origin?: string;
+}
+
+/** Client addresses of the requests in flight, set by the front door; nothing a client sends reaches it. */
+const clientIps = new WeakMap<Request, string>();
+
+/** An address as text in canonical form, or undefined when it is not one (a port or brackets may wrap it). */
+export function canonicalIp(text: string | undefined): string | undefined {
+  if (typeof text !== 'string' || !text) return undefined;
+  let bare = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(bare);
+  if (bracketed) bare = bracketed[1]!;
+  else if (/^[\d.]+:\d+$/.test(bare)) bare = bare.slice(0, bare.indexOf(':'));
+  bare = bare.replace(/%.*$/, '');
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare).toString();
+  if (!ipaddr.IPv6.isValid(bare)) return undefined;
+  return ipaddr.process(bare).toString();
+}
+
+/**
+ * The client's address. With no trusted proxy (`trustedHops` 0) it is the socket's peer, whatever the
+ * headers say. Behind `trustedHops` proxies that each append the address they saw to X-Forwarded-For,
+ * it is the entry that many places from the right: the entries left of it are the client's own to
+ * write, so they are never believed.
+ *
+ * @example clientIpOf(headersOf('x-forwarded-for: 6.6.6.6, 198.51.100.7'), '10.0.0.2', 1) // '198.51.100.7'
+ */
+export function clientIpOf(
+  headers: Headers,
+  peer: string | undefined,
+  trustedHops: number,
+): string | undefined {
+  if (trustedHops > 0) {
+    const forwarded = (headers.get('x-forwarded-for') ?? '').split(',').filter((s) => s.trim() !== '');
+    // Fewer entries than proxies: the request skipped the outer ones; the leftmost is what the first saw.
+    const seen = forwarded.length ? forwarded[Math.max(0, forwarded.length - trustedHops)] : undefined;
+    if (seen !== undefined) return canonicalIp(seen);
+  }
+  return canonicalIp(peer);
+}
+
+/** Records a request's client address; the front door calls it for the request the app will handle. */
+export function rememberClientIp(request: Request, address: string | undefined): void {
+  if (address) clientIps.set(request, address);
+}
+
+/**
+ * The caller of a request as the front door saw it: client address, user agent and origin. What plugins
+ * read for events' analytics_metadata, the token_minted hook's request_metadata and per-address limits.
+ *
+ * @example const { clientIp } = requestContextOf(request); if (clientIp) limiter.take(`${orgId}|${clientIp}`)
+ */
+export function requestContextOf(request: Request): RequestContext {
+  const clientIp = clientIps.get(request);
+  const userAgent = request.headers.get('user-agent');
+  const origin = request.headers.get('origin');
+  return {
+    ...(clientIp ? { clientIp } : {}),
+    ...(userAgent ? { userAgent } : {}),
+    ...(origin ? { origin } : {}),
+  };
+}
