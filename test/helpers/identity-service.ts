@@ -99,7 +99,7 @@ export async function startIdentityService(
 > {
   const t = await startWebhookService({
     plugins: [...identityPlugins({ password: o.password ?? {} }), ...(o.plugins ?? [])],
-    env: { CLIENT_IP_HEADER: 'x-forwarded-for', LOG_LEVEL: 'error', ...o.env },
+    env: { TRUSTED_PROXY_HOPS: '1', LOG_LEVEL: 'error', ...o.env },
     ...(o.storage ? { storage: o.storage } : {}),
   });
   /** As `call`, but over the loopback port: the request crosses a real socket. */
