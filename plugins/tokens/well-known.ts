@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { base64url, sha256 } from '../../core/ids.ts';
-import type { Jwks } from '../../core/ports/signer.ts';
+import { jwksRenderer } from '../../core/http/jwks-response.ts';
 import type { TokenKeys } from './keys.ts';
 
 const TAGS = ['OIDC discovery'];
@@ -50,19 +49,7 @@ const JwksSchema = v.object({ keys: v.array(v.record(v.string(), v.unknown())) }
  * and `GET /.well-known/openid-configuration`. Public: no organization header, no key.
  */
 export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: number) {
-  // The Signer hands back the same JWKS object while its cache holds: the body and digest are made once.
-  const rendered = new WeakMap<Jwks, Promise<{ body: string; etag: string }>>();
-  const render = (jwks: Jwks) => {
-    let r = rendered.get(jwks);
-    if (!r) {
-      r = (async () => {
-        const body = JSON.stringify({ keys: jwks.keys });
-        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
-      })();
-      rendered.set(jwks, r);
-    }
-    return r;
-  };
+  const render = jwksRenderer();
   const discovery = JSON.stringify(discoveryDocument(base));
 
   return new Elysia()

@@ -1,17 +1,11 @@
 import { Elysia } from 'elysia';
 import { CoreErrors } from '../../../core/errors.ts';
 import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
-import { base64url, sha256 } from '../../../core/ids.ts';
+import { jwksRenderer } from '../../../core/http/jwks-response.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { Jwks } from '../../../core/ports/signer.ts';
 import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { JwksSchema } from '../schema.ts';
 import { orgOnlySecurity, TAG } from './common.ts';
-
-interface Rendered {
-  body: string;
-  etag: string;
-}
 
 /** True when an If-None-Match header names this strong ETag (or `*`). */
 function matches(ifNoneMatch: string | null, etag: string): boolean {
@@ -29,20 +23,7 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
  * token bucket.
  */
 export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSeconds: number) {
-  // The signer hands back the same JWKS object while its cache holds, so the body and its digest are
-  // computed once per key set, not per request.
-  const rendered = new WeakMap<Jwks, Promise<Rendered>>();
-  const render = (jwks: Jwks) => {
-    let r = rendered.get(jwks);
-    if (!r) {
-      r = (async () => {
-        const body = JSON.stringify({ keys: jwks.keys });
-        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
-      })();
-      rendered.set(jwks, r);
-    }
-    return r;
-  };
+  const render = jwksRenderer();
 
   return new Elysia().use(ctx.auth).get(
     '/organizations/webhooks/verification-jwks',

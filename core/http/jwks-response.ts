@@ -1,0 +1,31 @@
+import { base64url, sha256 } from '../ids.ts';
+import type { Jwks } from '../ports/signer.ts';
+
+/** A key set as served: its JSON body and a strong ETag of that body. */
+export interface RenderedJwks {
+  body: string;
+  etag: string;
+}
+
+/**
+ * Renders key sets for serving with a strong ETag. The Signer hands back the same Jwks object while its
+ * cache holds, so the body and its digest are computed once per key set, not per request.
+ *
+ * @example
+ * const render = jwksRenderer();
+ * const { body, etag } = await render(await ctx.signer.jwks(orgId));
+ */
+export function jwksRenderer(): (jwks: Jwks) => Promise<RenderedJwks> {
+  const rendered = new WeakMap<Jwks, Promise<RenderedJwks>>();
+  return (jwks) => {
+    let r = rendered.get(jwks);
+    if (!r) {
+      r = (async () => {
+        const body = JSON.stringify({ keys: jwks.keys });
+        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
+      })();
+      rendered.set(jwks, r);
+    }
+    return r;
+  };
+}
