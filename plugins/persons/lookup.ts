@@ -4,6 +4,7 @@ import type { PersonHandle, PersonRecord } from '../../core/capabilities/person-
 import { prepared } from '../../core/db/prepared.ts';
 import { isUuid } from '../../core/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { yieldToEventLoop } from '../../core/runtime.ts';
 
 interface Row {
   person_id: string;
@@ -57,6 +58,23 @@ function recordOf(r: Row): PersonRecord {
 }
 
 /**
+ * When a batch of lookups may start. On a pool, lookups that arrive while the queries run join the next
+ * one. On a single connection (PGlite) a query answers in microtasks, so a request runs from arrival to
+ * its lookup without letting any other in, and every lookup would be a query of its own: they wait one
+ * turn of the event loop together (as the pg-queue bus's publishes do), then all start at once.
+ */
+function batchGate(storage: Storage): () => Promise<void> {
+  if (storage.writeConcurrency > 1) return () => Promise.resolve();
+  let turn: Promise<void> | null = null;
+  return () => {
+    turn ??= yieldToEventLoop().then(() => {
+      turn = null;
+    });
+    return turn;
+  };
+}
+
+/**
  * The personDirectory's reads: a person with its handles and groups in one statement, and lookups that
  * arrive together (a burst of token issuances) answered by one `person_id = any(...)` query. Nothing is
  * cached: a person deleted, disabled or regrouped a moment ago is read as it is now.
@@ -69,11 +87,13 @@ export function createPersonLookup(storage: Storage) {
     },
     { concurrency: batchingFor(storage).concurrency },
   );
+  const gate = batchGate(storage);
   return {
     /** The person of this organization, or undefined (also for an ID that is no UUID). */
     async get(orgId: string, personId: string): Promise<PersonRecord | undefined> {
       if (!isUuid(personId)) return undefined;
       // Keys are lower case so that two spellings of one ID share a lookup; the row answers in lower case.
+      await gate();
       const person = await byId.load(personId.toLowerCase());
       return person?.orgId === orgId.toLowerCase() ? person : undefined;
     },

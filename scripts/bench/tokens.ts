@@ -29,7 +29,7 @@ const TOKEN_MINTED = {
   first_token: false,
   authentications: [],
 };
-async function serviceOn(storage: Storage) {
+export async function serviceOn(storage: Storage) {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: 'memory://',

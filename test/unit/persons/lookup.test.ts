@@ -94,6 +94,25 @@ describe('the person directory lookup', () => {
     );
     expect(found.slice(20)).toEqual([undefined, undefined, undefined]);
   });
+
+  it('lets lookups of requests that arrive in separate event-loop turns share a query on PGlite', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await t.call('POST', '/persons', { body: { handles: [email(`turn-${i}`)] } });
+      await expectStatus(res, 201);
+      ids.push(res.json.result.person_id);
+    }
+    const directory = t.service.ctx.capability(personDirectory)!;
+    // Each lookup starts in a macrotask of its own, as requests read from the network do.
+    const arriving = (id: string) =>
+      new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => directory.get(t.org.id, id));
+    let found: Awaited<ReturnType<typeof directory.get>>[] = [];
+    const statements = await statementsDuring(async () => {
+      found = await Promise.all(ids.map(arriving));
+    });
+    expect(found.map((p) => p?.personId)).toEqual(ids);
+    expect(statements).toBeLessThanOrEqual(2);
+  });
 });
 
 describe('groups_claim_name', () => {
