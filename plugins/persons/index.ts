@@ -2,12 +2,12 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
 import { envText } from '../../core/contract/settings.ts';
-import { isUuid } from '../../core/ids.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { groupRoutes } from './group-routes.ts';
 import { normaliseHandle } from './handles.ts';
 import { REGIONS, type Region } from './input.ts';
+import { createPersonLookup } from './lookup.ts';
 import { migrations } from './migrations/index.ts';
 import { personRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
@@ -53,11 +53,11 @@ export const persons = (options: PersonsOptions = {}) => {
         beforeDelete: (deletion) => ctx.hooks.run(beforePersonDeleted, deletion),
       });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
+      const lookup = createPersonLookup(ctx.storage);
       const directory: PersonDirectory = {
-        // Other plugins pass IDs from their own paths: one that is no UUID names nobody (the column is
-        // a uuid, so the query would fail with a 500 rather than find nothing).
-        get: async (orgId, personId) => (isUuid(personId) ? store.find(orgId, personId) : undefined),
-        findByHandle: (orgId, handle) => store.findByHandle(orgId, normaliseHandle(handle)),
+        // One statement per lookup, concurrent gets batched; an ID that is no UUID names nobody.
+        get: (orgId, personId) => lookup.get(orgId, personId),
+        findByHandle: (orgId, handle) => lookup.findByHandle(orgId, normaliseHandle(handle)),
         normaliseHandle: (handle) => normaliseHandle(handle),
         async createAnonymous(orgId, { region: wanted, analytics }) {
           if (wanted !== undefined && !isRegion(wanted))

@@ -258,33 +258,6 @@ export function createPersonStore(deps: {
       }
     },
 
-    async find(orgId: string, personId: string): Promise<PersonRecord | undefined> {
-      const [record] = await recordsOf(
-        storage.db,
-        await findRows(storage.db, orgId, eq(persons.personId, personId)),
-      );
-      return record;
-    },
-
-    async findByHandle(orgId: string, handle: PersonHandle): Promise<PersonRecord | undefined> {
-      const [row] = await storage.db
-        .select({ personId: personHandles.personId })
-        .from(personHandles)
-        .where(
-          and(
-            eq(personHandles.orgId, orgId),
-            eq(personHandles.type, handle.type),
-            eq(personHandles.value, handle.value),
-          ),
-        );
-      if (!row) return undefined;
-      const [record] = await recordsOf(
-        storage.db,
-        await findRows(storage.db, orgId, eq(persons.personId, row.personId)),
-      );
-      return record;
-    },
-
     /** A page in creation order after `after`, and how many persons match in all. */
     async list(
       orgId: string,
