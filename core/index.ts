@@ -116,6 +116,14 @@ export {
   type TokenBucketOptions,
   type TokenBuckets,
 } from './rate-limit.ts';
+// SSO providers: a provider is a value the sso plugin lists; third parties publish their own.
+export {
+  defineSsoProvider,
+  type SsoCredentialContext,
+  type SsoEndpoints,
+  type SsoProfile,
+  type SsoProvider,
+} from './sso/define-provider.ts';
 export {
   beforeTokenIssued,
   type TokenAuthentication,

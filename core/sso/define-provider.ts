@@ -1,0 +1,81 @@
+import type * as v from 'valibot';
+
+/** What a provider tells the service about the person who signed in. */
+export interface SsoProfile {
+  /** The provider's stable ID of the account (the ID token's `sub`, GitHub's numeric id, ...). */
+  subject: string;
+  /** The email address, when the provider gives one. */
+  email?: string;
+  /** Whether the provider vouches for the email: a person is found or created by a verified email only. */
+  emailVerified: boolean;
+  name?: string;
+  picture?: string;
+}
+
+/** A stored credential, opened, as a provider's functions receive it. */
+export interface SsoCredentialContext<O> {
+  clientId: string;
+  /** The client secret as stored (sealed at rest, opened for this call only). */
+  clientSecret: string;
+  /** The provider's own options of this credential (`tenant`, `organization_url`, `private_key`, ...). */
+  options: O;
+  /** Seconds since the epoch, from the service's clock. */
+  now: number;
+}
+
+/** Where a provider's endpoints are: discovered from an OIDC issuer, or given. */
+export type SsoEndpoints<O> =
+  | {
+      /** The OIDC issuer whose `/.well-known/openid-configuration` names the endpoints and keys. */
+      issuer: string | ((options: O) => string);
+    }
+  | {
+      authorization: string | ((options: O) => string);
+      token: string | ((options: O) => string);
+      /** For providers without ID tokens: where `profile` fetches the account. */
+      userinfo?: string | ((options: O) => string);
+    };
+
+/**
+ * An SSO provider: a plain object. One file per built-in provider in `plugins/sso/providers/`; a third
+ * party publishes theirs as a package with the same call and lists it in the deployment's `sso({
+ * providers })`. The credential's `options.<id>` object is checked against `options`; `authorize_scopes`
+ * is common to every provider and handled by the service.
+ *
+ * @example
+ * export const gitlab = defineSsoProvider({
+ *   id: 'gitlab', displayName: 'GitLab', defaultScopes: ['read_user'], alwaysScopes: ['read_user'],
+ *   options: v.object({}), endpoints: { issuer: 'https://gitlab.com' }, pkce: true,
+ * });
+ */
+export interface SsoProvider<Id extends string = string, O = unknown> {
+  /** The `provider` value of credentials, lower-case: `google`, `okta`, `acme-idp`. */
+  readonly id: Id;
+  readonly displayName: string;
+  /** Requested when the credential configures no `authorize_scopes`. */
+  readonly defaultScopes: readonly string[];
+  /** Requested whatever is configured. */
+  readonly alwaysScopes: readonly string[];
+  /** The provider's own options (without `authorize_scopes`); messages name the option and the rule. */
+  readonly options: v.GenericSchema<unknown, O>;
+  readonly endpoints: SsoEndpoints<O>;
+  /** Whether the provider accepts PKCE S256 (then every sign-in uses it). */
+  readonly pkce: boolean;
+  /** Extra parameters of the authorization request (Apple's `response_mode`, for one). */
+  authorizationParams?(options: O): Record<string, string>;
+  /** The secret sent to the token endpoint; the stored client secret when absent (Apple makes a JWT). */
+  clientSecret?(credential: SsoCredentialContext<O>): Promise<string>;
+  /**
+   * The profile after the code exchange. OIDC providers need none: the verified ID token's claims give
+   * it. Non-OIDC providers (GitHub) fetch it with the access token.
+   */
+  profile?(
+    tokens: { accessToken: string; idTokenClaims?: Record<string, unknown> },
+    credential: SsoCredentialContext<O>,
+  ): Promise<SsoProfile>;
+}
+
+/** Declares an SSO provider, keeping its id and options types. */
+export const defineSsoProvider = <const Id extends string, O>(
+  provider: SsoProvider<Id, O>,
+): SsoProvider<Id, O> => provider;
