@@ -1,0 +1,26 @@
+import { defineCapability } from '../contract/capabilities.ts';
+import type { SsoProvider } from '../sso/define-provider.ts';
+
+/** A stored SSO credential, opened: what the sign-in flow needs of it. */
+export interface OpenedSsoCredential {
+  provider: string;
+  clientId: string;
+  /** Opened from its sealed form for this use only; never logged or returned by an API. */
+  clientSecret: string;
+  /** The provider's own options of the credential (validated by the provider's schema when stored). */
+  options: unknown;
+  /** The configured authorize_scopes (or the provider's defaults) united with the always-requested ones. */
+  effectiveScopes: string[];
+  enableInServiceOidcAuthzServer: boolean;
+}
+
+/** The organization's SSO credentials and the deployment's providers, for the sign-in flow. */
+export interface SsoCredentials {
+  /** The credential of this organization with this client ID, opened; undefined when there is none. */
+  open(orgId: string, clientId: string): Promise<OpenedSsoCredential | undefined>;
+  /** The registered provider of this id, or undefined when the deployment does not list it. */
+  provider(id: string): SsoProvider<string, unknown> | undefined;
+}
+
+/** Provided by the sso plugin. */
+export const ssoCredentials = defineCapability<SsoCredentials>('ssoCredentials');
