@@ -23,17 +23,23 @@ export interface SsoCredentialContext<O> {
   now: number;
 }
 
+/**
+ * A URL, or a function of the credential's options that makes one. Declared as a method's type so a
+ * provider with its own options stays assignable to the registry's `SsoProvider<string, unknown>`.
+ */
+export type FromOptions<O> = string | { fromOptions(options: O): string }['fromOptions'];
+
 /** Where a provider's endpoints are: discovered from an OIDC issuer, or given. */
 export type SsoEndpoints<O> =
   | {
       /** The OIDC issuer whose `/.well-known/openid-configuration` names the endpoints and keys. */
-      issuer: string | ((options: O) => string);
+      issuer: FromOptions<O>;
     }
   | {
-      authorization: string | ((options: O) => string);
-      token: string | ((options: O) => string);
+      authorization: FromOptions<O>;
+      token: FromOptions<O>;
       /** For providers without ID tokens: where `profile` fetches the account. */
-      userinfo?: string | ((options: O) => string);
+      userinfo?: FromOptions<O>;
     };
 
 /**
