@@ -65,6 +65,16 @@ export interface SsoProvider<Id extends string = string, O = unknown> {
   /** The provider's own options (without `authorize_scopes`); messages name the option and the rule. */
   readonly options: v.GenericSchema<unknown, O>;
   readonly endpoints: SsoEndpoints<O>;
+  /**
+   * Options that are write-only: sealed at rest with the client secret, never returned by a read (Apple's
+   * `private_key`). A PATCH that leaves one out keeps the stored value.
+   */
+  readonly secretOptions?: readonly string[];
+  /**
+   * A check beyond the schema that needs `await` (a key that must import with crypto.subtle). Returns
+   * the problem, naming the option and the rule (`options.apple.private_key: must be ...`), or undefined.
+   */
+  checkOptions?(options: O): Promise<string | undefined>;
   /** Whether the provider accepts PKCE S256 (then every sign-in uses it). */
   readonly pkce: boolean;
   /** Extra parameters of the authorization request (Apple's `response_mode`, for one). */

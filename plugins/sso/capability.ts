@@ -1,0 +1,30 @@
+import type { SsoCredentials } from '../../core/capabilities/sso-credentials.ts';
+import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import { effectiveScopes } from './scopes.ts';
+import type { CredentialSealer } from './sealing.ts';
+import type { CredentialStore } from './store.ts';
+
+/** The ssoCredentials capability: credentials opened for the sign-in flow, and the provider registry. */
+export function createSsoCredentials(
+  store: CredentialStore,
+  sealer: CredentialSealer,
+  providers: Map<string, SsoProvider>,
+): SsoCredentials {
+  return {
+    async open(orgId, clientId) {
+      const row = await store.find(orgId, clientId);
+      const provider = row && providers.get(row.provider);
+      if (!row || !provider) return undefined;
+      const secrets = await sealer.openOptions(row.orgId, row.id, row.secretOptions);
+      return {
+        provider: row.provider,
+        clientId: row.clientId,
+        clientSecret: await sealer.openSecret(row.orgId, row.id, row.clientSecret),
+        options: { ...row.options, ...secrets },
+        effectiveScopes: effectiveScopes(provider, row.authorizeScopes),
+        enableInServiceOidcAuthzServer: row.enableInAuthzServer,
+      };
+    },
+    provider: (id) => providers.get(id),
+  };
+}

@@ -1,0 +1,43 @@
+import * as v from 'valibot';
+import { defineSsoProvider } from '../../../core/sso/define-provider.ts';
+import { profileFromClaims } from './common.ts';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A DNS name of at least two labels (contoso.onmicrosoft.com, contoso.com). */
+const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i;
+const PSEUDO = ['common', 'organizations', 'consumers'];
+
+export const azureadOptions = v.strictObject(
+  {
+    tenant: v.optional(
+      v.pipe(
+        v.string('must be a string'),
+        // The spec spells the pseudo tenant `consumer`; Microsoft's authority is `consumers`.
+        v.transform((t) => (t === 'consumer' ? 'consumers' : t)),
+        v.check(
+          (t) => PSEUDO.includes(t) || GUID.test(t) || DOMAIN.test(t),
+          'must be a tenant GUID, a tenant domain, or one of common, organizations, consumers',
+        ),
+      ),
+      'common',
+    ),
+  },
+  'is not an option of azuread (accepted: authorize_scopes, tenant)',
+);
+
+/** Microsoft Entra ID (Azure AD), v2.0 endpoints: an OIDC issuer per tenant. */
+export const azuread = defineSsoProvider({
+  id: 'azuread',
+  displayName: 'Microsoft Entra ID (Azure AD)',
+  defaultScopes: ['openid', 'email', 'profile', 'User.Read'],
+  alwaysScopes: ['openid', 'email', 'profile', 'User.Read'],
+  options: azureadOptions,
+  endpoints: { issuer: (o) => `https://login.microsoftonline.com/${o.tenant}/v2.0` },
+  pkce: true,
+  // Entra's `email` claim is whatever the account says, not a verified address; only `xms_edov` (the
+  // email domain's owner verified it) makes it one.
+  profile: async ({ idTokenClaims }) => ({
+    ...profileFromClaims(idTokenClaims),
+    emailVerified: idTokenClaims?.xms_edov === true || idTokenClaims?.xms_edov === '1',
+  }),
+});

@@ -1,0 +1,113 @@
+import { bigint, boolean, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import * as v from 'valibot';
+
+/**
+ * An organization's OIDC provider credentials. The API names a credential by its client ID, so a client
+ * ID is unique in the organization (the index answers concurrent creates too); `id` binds the sealed
+ * values to this row, so a sealed value copied to another credential does not open.
+ */
+export const ssoCredentials = pgTable(
+  'sso_credentials',
+  {
+    orgId: uuid('org_id').notNull(),
+    id: uuid('id').notNull(),
+    clientId: text('client_id').notNull(),
+    provider: text('provider').notNull(),
+    label: text('label').notNull().default(''),
+    externalCredId: text('external_cred_id').notNull().default(''),
+    enableInAuthzServer: boolean('enable_in_authz_server').notNull().default(false),
+    /** The configured authorize_scopes; null: the provider's defaults. */
+    authorizeScopes: jsonb('authorize_scopes').$type<string[]>(),
+    /** The provider's options as validated, without its write-only ones. */
+    options: jsonb('options').$type<Record<string, unknown>>().notNull(),
+    /** Sealed by the SecretBox (context `sso-credential:<org>:<id>:client_secret`). */
+    clientSecret: text('client_secret').notNull(),
+    /** JSON of the provider's write-only options (Apple's private_key), sealed; null when it has none. */
+    secretOptions: text('secret_options'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'sso_credentials_pkey', columns: [t.orgId, t.id] }),
+    uniqueIndex('sso_credentials_org_client_id_key').on(t.orgId, t.clientId),
+  ],
+);
+
+export type SsoCredentialRow = typeof ssoCredentials.$inferSelect;
+
+// ---------------------------------------------------------------------------------------------------
+// The API's shapes. `options` is checked by the handler against the provider's own schema, so its
+// messages name the provider's option and rule.
+
+/** Postgres text cannot hold U+0000. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
+const noNul = v.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u0000)');
+
+const clientIdField = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(512, 'must be at most 512 characters'),
+  v.regex(/^[\x21-\x7e]+$/, 'must be visible ASCII without spaces'),
+);
+const secretField = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(4096, 'must be at most 4096 characters'),
+  noNul,
+);
+const labelField = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(256, 'must be at most 256 characters'),
+  noNul,
+);
+const externalField = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(512, 'must be at most 512 characters'),
+  noNul,
+);
+
+const OptionsDoc = v.pipe(
+  v.record(v.string(), v.record(v.string(), v.unknown())),
+  v.description(
+    "One object per provider, keyed by provider id; only the credential's own provider. Each may hold authorize_scopes (array of scopes) and the provider's options (azuread.tenant, okta.organization_url, apple.private_key, team_id, key_id, secret_lifetime).",
+  ),
+);
+
+export const CredentialCreateSchema = v.object({
+  client_id: clientIdField,
+  client_secret: v.pipe(secretField, v.description('Write-only: sealed at rest, never returned.')),
+  provider: v.pipe(v.string('must be a string'), v.description('A provider registered in this deployment')),
+  label: v.optional(labelField),
+  external_cred_id: v.optional(externalField),
+  enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
+  options: v.optional(v.unknown()),
+});
+
+export const CredentialPatchSchema = v.object({
+  client_secret: v.optional(secretField),
+  label: v.optional(labelField),
+  external_cred_id: v.optional(externalField),
+  enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
+  options: v.optional(v.unknown()),
+});
+
+export const CredentialSchema = v.object({
+  client_id: v.string(),
+  provider: v.string(),
+  label: v.string(),
+  external_cred_id: v.string(),
+  enable_in_service_oidc_authz_server: v.boolean(),
+  options: OptionsDoc,
+  effective_scopes: v.pipe(
+    v.array(v.string()),
+    v.description(
+      'What a sign-in requests: authorize_scopes (or the defaults) and the always-requested scopes',
+    ),
+  ),
+});
+
+export const ClientIdParams = v.object({ oauth_client_id: v.string() });
+export const ListQuery = v.strictObject(
+  { oauth_provider: v.optional(v.string()) },
+  'is not a parameter of this operation (accepted: oauth_provider)',
+);
