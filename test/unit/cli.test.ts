@@ -66,6 +66,8 @@ describe('the admin CLI', () => {
       'signing_keys.private_sealed': 0,
       'attributes.value': 0,
       'webhooks.custom_headers': 0,
+      'sso_credentials.client_secret': 0,
+      'sso_credentials.secret_options': 0,
     });
   }, 60_000);
 

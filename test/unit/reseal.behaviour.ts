@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'bun:test';
 import { compactVerify, createLocalJWKSet } from 'jose';
+import { ssoCredentials } from '../../core/capabilities/sso-credentials.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { appleOptions } from './sso/fixture.ts';
 
 const OLD = `old:${btoa('o'.repeat(32))}`;
 const NEW = `new:${btoa('n'.repeat(32))}`;
 const RW = '/organizations/attributes/end_user_read_write';
+const SSO = '/organizations/sso/oidc/provider-credentials';
 
 /**
  * One database for a test: `storage()` gives each service a handle on it (the same PGlite, or another
@@ -51,6 +54,18 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
           await expectStatus(hook, 201);
           const webhookId = hook.json.result.id as string;
           await before.service.ctx.signer.sign(before.org.id, { sub: 'before' });
+          const apple = await appleOptions();
+          await expectStatus(
+            await before.call('POST', SSO, {
+              body: {
+                client_id: 'com.acme.web',
+                client_secret: 'sso-s3cr3t',
+                provider: 'apple',
+                options: { apple: apple.options },
+              },
+            }),
+            201,
+          );
 
           const rotating = await start(`${NEW},${OLD}`);
           const counts = await rotating.service.reseal();
@@ -58,9 +73,11 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
             'signing_keys.private_sealed': 1,
             'attributes.value': 2,
             'webhooks.custom_headers': 1,
+            'sso_credentials.client_secret': 1,
+            'sso_credentials.secret_options': 1,
           });
           // Run again: nothing left to do.
-          expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0]);
+          expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0]);
 
           const after = await start(NEW);
           {
@@ -72,6 +89,12 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
               key: before.apiKey,
             });
             expect(got.json.result.custom_headers).toEqual({ 'X-Secret': ['s3cr3t'] });
+            // The SSO client secret and Apple's private key open under the new key alone.
+            const opened = await after.service.ctx
+              .capability(ssoCredentials)
+              ?.open(before.org.id, 'com.acme.web');
+            expect(opened?.clientSecret).toBe('sso-s3cr3t');
+            expect((opened?.options as { private_key: string }).private_key).toBe(apple.pem);
             // The signing key opens under the new master key alone: the same kid signs and verifies.
             const jwt = await after.service.ctx.signer.sign(before.org.id, { sub: 'after' });
             const jwks = createLocalJWKSet(await after.service.ctx.signer.jwks(before.org.id));
@@ -100,7 +123,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
             await expectStatus(written, 204);
             const read = await rotating.call('GET', RW, { orgId: before.org.id, key: before.apiKey });
             expect(read.json.result).toEqual({ a: 2 });
-            expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0]);
+            expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0]);
           }
         }),
       60_000,

@@ -1,7 +1,7 @@
 import { importPKCS8, SignJWT } from 'jose';
 import * as v from 'valibot';
 import { defineSsoProvider } from '../../../core/sso/define-provider.ts';
-import { profileFromClaims } from './common.ts';
+import { profileFromClaims, strictOptions } from './common.ts';
 import { parseGoDuration } from './duration.ts';
 
 /** Bounds of `secret_lifetime`, in seconds (Apple refuses client secrets valid for more than 6 months). */
@@ -13,7 +13,7 @@ const tenCharacters = (what: string) =>
     v.regex(/^[A-Z0-9]{10}$/i, `must be the 10-character ${what} (letters and digits)`),
   );
 
-export const appleOptions = v.strictObject(
+export const appleOptions = strictOptions(
   {
     private_key: v.pipe(
       v.string('is required: the ES256 private key (PKCS8 PEM) downloaded from the Apple developer account'),
@@ -37,7 +37,7 @@ export const appleOptions = v.strictObject(
       '720h',
     ),
   },
-  'is not an option of apple (accepted: authorize_scopes, private_key, team_id, key_id, secret_lifetime)',
+  'apple',
 );
 
 export type AppleOptions = v.InferOutput<typeof appleOptions>;

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { defineSsoProvider } from '../../../core/sso/define-provider.ts';
-import { profileFromClaims } from './common.ts';
+import { profileFromClaims, strictOptions } from './common.ts';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A DNS name of at least two labels (contoso.onmicrosoft.com, contoso.com). */
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i;
 const PSEUDO = ['common', 'organizations', 'consumers'];
 
-export const azureadOptions = v.strictObject(
+export const azureadOptions = strictOptions(
   {
     tenant: v.optional(
       v.pipe(
@@ -22,7 +22,7 @@ export const azureadOptions = v.strictObject(
       'common',
     ),
   },
-  'is not an option of azuread (accepted: authorize_scopes, tenant)',
+  'azuread',
 );
 
 /** Microsoft Entra ID (Azure AD), v2.0 endpoints: an OIDC issuer per tenant. */

@@ -1,7 +1,18 @@
 import * as v from 'valibot';
 
+/**
+ * A provider's options object: a member it does not know is refused by name, a missing required one
+ * says so (valibot reports both with the object's message, told apart by the value).
+ */
+export function strictOptions<const E extends v.ObjectEntries>(entries: E, provider: string) {
+  const accepted = ['authorize_scopes', ...Object.keys(entries)].join(', ');
+  return v.strictObject(entries, (issue) =>
+    issue.input === undefined ? 'is required' : `is not an option of ${provider} (accepted: ${accepted})`,
+  );
+}
+
 /** Options of a provider that has none beyond `authorize_scopes`: anything else is refused by name. */
-export const noOptions = v.strictObject({}, 'is not an option of this provider');
+export const noOptions = v.strictObject({}, 'is not an option of this provider (accepted: authorize_scopes)');
 
 /** GETs a JSON resource of the provider with the access token; a non-2xx answer is an error naming the URL. */
 export async function fetchWithToken<T>(url: string, accessToken: string): Promise<T> {

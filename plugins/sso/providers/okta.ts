@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { defineSsoProvider } from '../../../core/sso/define-provider.ts';
+import { strictOptions } from './common.ts';
 
 const isHttpsOrigin = (s: string) => {
   if (!URL.canParse(s)) return false;
@@ -7,7 +8,7 @@ const isHttpsOrigin = (s: string) => {
   return u.protocol === 'https:' && u.hostname !== '' && !u.search && !u.hash && !u.username && !u.password;
 };
 
-export const oktaOptions = v.strictObject(
+export const oktaOptions = strictOptions(
   {
     organization_url: v.pipe(
       v.string('is required: the https URL of the Okta organization (https://example.okta.com)'),
@@ -19,7 +20,7 @@ export const oktaOptions = v.strictObject(
       v.transform((s) => s.replace(/\/+$/, '')),
     ),
   },
-  'is not an option of okta (accepted: authorize_scopes, organization_url)',
+  'okta',
 );
 
 /** Okta: the organization's authorization server, an OIDC issuer at its organization URL. */
