@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { benchPassword } from './password.ts';
 import { ROOT } from './processes.ts';
+import { benchSso } from './sso.ts';
 import { benchTokens } from './tokens.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -28,6 +29,7 @@ const sections: Record<string, () => Promise<string>> = {
   password: () => benchPassword({ seconds: 3, inflight: 8 }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
+  sso: () => benchSso({ seconds: 3, inflight: 16, databaseUrl }),
 };
 
 const results: Record<string, string> = {};

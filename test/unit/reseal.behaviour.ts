@@ -94,7 +94,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
               .capability(ssoCredentials)
               ?.open(before.org.id, 'com.acme.web');
             expect(opened?.clientSecret).toBe('sso-s3cr3t');
-            expect((opened?.options as { private_key: string }).private_key).toBe(apple.pem);
+            expect(opened?.options).toMatchObject({ private_key: apple.pem });
             // The signing key opens under the new master key alone: the same kid signs and verifies.
             const jwt = await after.service.ctx.signer.sign(before.org.id, { sub: 'after' });
             const jwks = createLocalJWKSet(await after.service.ctx.signer.jwks(before.org.id));
