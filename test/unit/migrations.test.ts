@@ -15,6 +15,7 @@ describe('generated migrations', () => {
         'password',
         'persons',
         'pg-queue',
+        'sso',
         'tokens',
         'webhooks',
       ].sort(),
