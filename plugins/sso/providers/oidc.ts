@@ -41,7 +41,8 @@ const ID = /^[a-z][a-z0-9-]{0,62}$/;
  */
 export function oidcProvider(o: OidcProviderOptions = {}): SsoProvider<string, OidcCredentialOptions> {
   const id = o.id ?? 'oidc';
-  if (!ID.test(id)) throw new Error(`oidcProvider: id must be lower-case letters, digits and - (got "${id}")`);
+  if (!ID.test(id))
+    throw new Error(`oidcProvider: id must be lower-case letters, digits and - (got "${id}")`);
   const loopback = o.allowLoopbackIssuer === true;
   const rule = loopback
     ? 'must be an https URL (or http on a loopback host) without credentials, query or fragment'
