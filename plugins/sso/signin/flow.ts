@@ -143,7 +143,14 @@ export function createSignInFlow(deps: FlowDeps) {
       const profile = provider.profile
         ? await provider.profile(tokens, context)
         : tokens.idTokenClaims
-          ? profileFromClaims(tokens.idTokenClaims)
+          ? profileFromClaims(
+              await client.withUserInfo(
+                server,
+                credential.clientId,
+                tokens.accessToken,
+                tokens.idTokenClaims,
+              ),
+            )
           : undefined;
       if (!profile)
         throw new ProviderFailure('provider_error', `${provider.id} gave no ID token and has no profile`);

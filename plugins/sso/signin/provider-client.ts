@@ -150,6 +150,31 @@ export function createProviderClient() {
         throw new ProviderFailure('bad_id_token', `the ID token does not verify: ${describe(e)}`);
       }
     },
+
+    /**
+     * The verified ID token's claims completed by the UserInfo endpoint's, for an issuer that keeps
+     * `email` out of ID tokens (OIDC Core 5.4 when an access token is issued). UserInfo must name the
+     * same `sub`; the ID token's claims win.
+     */
+    async withUserInfo(
+      server: ProviderServer,
+      clientId: string,
+      accessToken: string,
+      claims: Record<string, unknown>,
+    ): Promise<Record<string, unknown>> {
+      if (typeof claims.email === 'string' || !server.as.userinfo_endpoint || typeof claims.sub !== 'string')
+        return claims;
+      try {
+        const client: oauth.Client = { client_id: clientId };
+        const res = await oauth.userInfoRequest(server.as, client, accessToken, {
+          [oauth.allowInsecureRequests]: server.insecure,
+        });
+        const info = await oauth.processUserInfoResponse(server.as, client, claims.sub, res);
+        return { ...info, ...claims };
+      } catch (e) {
+        throw new ProviderFailure('provider_error', `userinfo failed: ${describe(e)}`);
+      }
+    },
   };
 }
 
