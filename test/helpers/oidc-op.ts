@@ -28,6 +28,8 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
   const accounts = new Map<string, OpAccount>();
   const state: { decision: OpDecision; tamper?: (idToken: string) => Promise<string> } = { decision: 'deny' };
   let provider: Provider | undefined;
+  /** Time the provider spent answering requests, from their arrival to their last byte. */
+  const timing = { busyMs: 0 };
 
   async function interaction(req: IncomingMessage, res: ServerResponse, op: Provider) {
     const details = await op.interactionDetails(req, res);
@@ -47,6 +49,10 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
   }
 
   const server = createServer((req, res) => {
+    const began = performance.now();
+    res.on('finish', () => {
+      timing.busyMs += performance.now() - began;
+    });
     const op = provider;
     if (!op) return res.end();
     if (req.url?.startsWith('/interaction/')) {
@@ -76,6 +82,7 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
     interactions: { url: (_ctx, i) => `/interaction/${i.uid}` },
     pkce: { required: () => true },
     cookies: { keys: ['loopback-op-cookie-key'] },
+    ttl: { Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, Interaction: 600, AuthorizationCode: 60 },
     findAccount: (_ctx, sub) => {
       const account = accounts.get(sub);
       return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
@@ -102,6 +109,7 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
   return {
     issuer,
     state,
+    timing,
     /** The next token response's ID token carries another nonce (signed with the right key). */
     wrongNonce: () => {
       state.tamper = (t) => resign(t, { nonce: 'not-the-nonce-sent' });
