@@ -82,7 +82,14 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
     interactions: { url: (_ctx, i) => `/interaction/${i.uid}` },
     pkce: { required: () => true },
     cookies: { keys: ['loopback-op-cookie-key'] },
-    ttl: { Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, Interaction: 600, AuthorizationCode: 60 },
+    ttl: {
+      Grant: 600,
+      Session: 600,
+      AccessToken: 600,
+      IdToken: 600,
+      Interaction: 600,
+      AuthorizationCode: 60,
+    },
     findAccount: (_ctx, sub) => {
       const account = accounts.get(sub);
       return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
