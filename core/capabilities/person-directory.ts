@@ -36,6 +36,14 @@ export interface PersonDirectory {
     orgId: string,
     options: { region?: string; analytics: AnalyticsContext },
   ): Promise<PersonRecord>;
+  /**
+   * Creates a regular, active person holding these handles (normalised first) and publishes
+   * PersonCreated_v1. A handle another person holds (also when two calls race) is a 409 ServiceError.
+   */
+  createWithHandles(
+    orgId: string,
+    options: { handles: PersonHandle[]; region?: string; analytics: AnalyticsContext },
+  ): Promise<PersonRecord>;
   /** The claim that carries a person's groups in this organization's tokens. @default 'groups' */
   groupsClaimName(orgId: string): Promise<string>;
 }

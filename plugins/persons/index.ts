@@ -77,6 +77,19 @@ export const persons = (options: PersonsOptions = {}) => {
           );
           return made!;
         },
+        async createWithHandles(orgId, { handles, region: wanted, analytics }) {
+          if (wanted !== undefined && !isRegion(wanted))
+            throw new Error(`persons: region must be one of ${REGIONS.join(', ')} (got ${wanted})`);
+          const person = {
+            personType: 'regular' as const,
+            active: true,
+            region: wanted ?? defaultRegion,
+            handles: handles.map((h) => normaliseHandle(h)),
+            groups: [],
+          };
+          const [made] = await store.create(orgId, [person], analytics);
+          return made!;
+        },
         groupsClaimName: (orgId) => orgSettings.groupsClaimName(orgId),
       };
       return {

@@ -14,6 +14,7 @@ describe('generated migrations', () => {
         'nats-outbox',
         'password',
         'persons',
+        'sso-signin',
         'pg-queue',
         'sso',
         'tokens',

@@ -1,0 +1,20 @@
+import { defineErrors, type ErrorCodeOf } from '../../../core/errors.ts';
+
+const detail = (message: string) => message;
+
+/**
+ * The error codes of SSO sign-in. Start answers them as envelopes; the callback answers them as an
+ * envelope only when it cannot trust a redirect URI (no valid state), else it redirects with `error`.
+ */
+export const SsoSignInErrors = defineErrors({
+  /** No credential of this organization has that client ID, or its provider is not registered. */
+  UNKNOWN_CLIENT: { status: 404, message: detail },
+  /** The redirect URI is not one the organization allows, or not https (loopback excepted). */
+  INVALID_REDIRECT_URI: { status: 400, message: detail },
+  /** The state is unknown, used or expired. */
+  INVALID_STATE: { status: 400, message: detail },
+  /** The provider answered with an error, or could not be reached. */
+  PROVIDER_ERROR: { status: 502, message: detail },
+});
+
+export type SsoSignInErrorCode = ErrorCodeOf<typeof SsoSignInErrors>;

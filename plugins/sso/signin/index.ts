@@ -1,0 +1,58 @@
+import * as v from 'valibot';
+import { personDirectory } from '../../../core/capabilities/person-directory.ts';
+import { ssoCredentials } from '../../../core/capabilities/sso-credentials.ts';
+import { tokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { envInteger } from '../../../core/contract/settings.ts';
+import { definePlugin } from '../../../core/plugin.ts';
+import { createSignInFlow } from './flow.ts';
+import { migrations } from './migrations/index.ts';
+import { createProviderClient } from './provider-client.ts';
+import { requestContextReader } from './request-context.ts';
+import { signInRoutes } from './routes.ts';
+import { createSignInStore } from './store.ts';
+
+export { SsoSignInErrors } from './errors.ts';
+
+export interface SsoSignInOptions {
+  /** How long a started sign-in may take; SSO_SIGNIN_STATE_TTL_SECONDS wins. @default 600 */
+  stateTtlSeconds?: number;
+}
+
+const settings = v.object({
+  SSO_SIGNIN_STATE_TTL_SECONDS: envInteger('SSO_SIGNIN_STATE_TTL_SECONDS', { min: 30, max: 3600 }),
+});
+
+/**
+ * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback and the
+ * organization's allowed redirect URIs. Requires ssoCredentials (sso plugin), personDirectory (persons)
+ * and tokenIssuer (tokens).
+ *
+ * @example defineService({ plugins: [persons(), tokens(), sso(), ssoSignIn()] })
+ */
+export const ssoSignIn = (options: SsoSignInOptions = {}) => {
+  const ttl = options.stateTtlSeconds ?? 600;
+  if (!Number.isInteger(ttl) || ttl < 30 || ttl > 3600)
+    throw new Error(`ssoSignIn: stateTtlSeconds must be an integer from 30 to 3600 (got ${ttl})`);
+  return definePlugin({
+    id: 'sso-signin',
+    migrations,
+    settings,
+    requires: { credentials: ssoCredentials, directory: personDirectory, issuer: tokenIssuer },
+    emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
+    setup(ctx, { credentials, directory, issuer }) {
+      const stateTtlMs = (ctx.settings.SSO_SIGNIN_STATE_TTL_SECONDS ?? ttl) * 1000;
+      const store = createSignInStore({ storage: ctx.storage, clock: ctx.clock, stateTtlMs });
+      const flow = createSignInFlow({
+        credentials,
+        directory,
+        issuer,
+        store,
+        client: createProviderClient(),
+        events: ctx.events,
+        clock: ctx.clock,
+        callbackUrl: `${ctx.config.publicBaseUrl}/sso/oidc/callback`,
+      });
+      return { routes: signInRoutes(ctx, { flow, store, readContext: requestContextReader(ctx.headers) }) };
+    },
+  });
+};

@@ -1,0 +1,181 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import * as oauth from 'oauth4webapi';
+import type { FromOptions, SsoProvider } from '../../../core/sso/define-provider.ts';
+import { isLoopbackHost } from './loopback.ts';
+
+/** A provider's authorization server, as the sign-in talks to it. */
+export interface ProviderServer {
+  as: oauth.AuthorizationServer;
+  /** Discovered from an issuer: an ID token is required and verified. */
+  oidc: boolean;
+  /** Plain http on loopback (an issuer a deployment allowed for tests and development). */
+  insecure: boolean;
+  /** The ID token algorithms accepted: the issuer's, among the asymmetric ones; RS256 by default. */
+  algorithms: string[];
+}
+
+/** Why a provider step failed, as AuthenticationFailed_v1's `failure_reason` says it. */
+export class ProviderFailure extends Error {
+  constructor(
+    readonly reason: 'provider_error' | 'access_denied' | 'bad_id_token',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// Never `none` or a MAC: a client secret known to the service must not be able to forge ID tokens.
+const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const DISCOVERY_TTL_MS = 10 * 60_000;
+
+const resolve = <O>(url: FromOptions<O>, options: O) => (typeof url === 'string' ? url : url(options));
+const insecureOf = (url: string) => {
+  const u = new URL(url);
+  return u.protocol === 'http:' && isLoopbackHost(u.hostname);
+};
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Discovery (cached), the authorization URL, the code exchange and the ID token's verification. */
+export function createProviderClient() {
+  const discovered = new Map<string, { at: number; server: Promise<ProviderServer> }>();
+  const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+  async function discover(issuer: string): Promise<ProviderServer> {
+    const insecure = insecureOf(issuer);
+    const url = new URL(issuer);
+    const res = await oauth.discoveryRequest(url, { [oauth.allowInsecureRequests]: insecure });
+    const as = await oauth.processDiscoveryResponse(url, res);
+    const offered = as.id_token_signing_alg_values_supported ?? ['RS256'];
+    const algorithms = offered.filter((a) => ASYMMETRIC.includes(a));
+    if (!algorithms.length) throw new Error(`${issuer} offers no asymmetric ID token algorithm`);
+    return { as, oidc: true, insecure, algorithms };
+  }
+
+  return {
+    /** The provider's server for a credential's options: discovered (cached ten minutes) or as given. */
+    async serverOf<O>(provider: SsoProvider<string, O>, options: O, now: number): Promise<ProviderServer> {
+      const ep = provider.endpoints;
+      if ('issuer' in ep) {
+        const issuer = resolve(ep.issuer, options);
+        const hit = discovered.get(issuer);
+        if (hit && now - hit.at < DISCOVERY_TTL_MS) return hit.server;
+        const server = discover(issuer);
+        discovered.set(issuer, { at: now, server });
+        // A failed discovery is not cached: the next sign-in tries again.
+        server.catch(() => discovered.delete(issuer));
+        return server.catch((e) => {
+          throw new ProviderFailure('provider_error', `discovery of ${issuer} failed: ${describe(e)}`);
+        });
+      }
+      const authorization = resolve(ep.authorization, options);
+      const as: oauth.AuthorizationServer = {
+        issuer: new URL(authorization).origin,
+        authorization_endpoint: authorization,
+        token_endpoint: resolve(ep.token, options),
+        ...(ep.userinfo ? { userinfo_endpoint: resolve(ep.userinfo, options) } : {}),
+      };
+      return { as, oidc: false, insecure: insecureOf(authorization), algorithms: [] };
+    },
+
+    /** Exchanges the code, and for OIDC verifies the ID token; the access token and the ID token's claims. */
+    async exchange(
+      server: ProviderServer,
+      c: {
+        clientId: string;
+        clientSecret: string;
+        callbackUrl: string;
+        params: URLSearchParams;
+        state: string;
+        nonce: string;
+        codeVerifier: string;
+      },
+    ): Promise<{ accessToken: string; idTokenClaims?: Record<string, unknown> }> {
+      const { as } = server;
+      const client: oauth.Client = { client_id: c.clientId };
+      let params: URLSearchParams;
+      try {
+        params = oauth.validateAuthResponse(as, client, c.params, c.state);
+      } catch (e) {
+        if (e instanceof oauth.AuthorizationResponseError)
+          throw new ProviderFailure(
+            e.error === 'access_denied' ? 'access_denied' : 'provider_error',
+            `the provider answered ${e.error}${e.error_description ? `: ${e.error_description}` : ''}`,
+          );
+        throw new ProviderFailure('provider_error', `bad authorization response: ${describe(e)}`);
+      }
+      const methods = as.token_endpoint_auth_methods_supported;
+      const auth =
+        server.oidc && (!methods || methods.includes('client_secret_basic'))
+          ? oauth.ClientSecretBasic(c.clientSecret)
+          : oauth.ClientSecretPost(c.clientSecret);
+      let result: oauth.TokenEndpointResponse;
+      try {
+        const res = await oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          auth,
+          params,
+          c.callbackUrl,
+          c.codeVerifier || oauth.nopkce,
+          { [oauth.allowInsecureRequests]: server.insecure },
+        );
+        result = await oauth.processAuthorizationCodeResponse(as, client, res, {
+          expectedNonce: server.oidc ? c.nonce : oauth.expectNoNonce,
+          requireIdToken: server.oidc,
+        });
+      } catch (e) {
+        const idToken =
+          e instanceof oauth.OperationProcessingError && /JWT|ID Token/i.test(`${e.code} ${e.message}`);
+        throw new ProviderFailure(
+          idToken ? 'bad_id_token' : 'provider_error',
+          `code exchange failed: ${describe(e)}`,
+        );
+      }
+      if (!server.oidc || !result.id_token) return { accessToken: result.access_token };
+      // oauth4webapi checked the claims; the signature is checked here, against the issuer's own keys.
+      const jwksUri = as.jwks_uri;
+      if (!jwksUri) throw new ProviderFailure('provider_error', `${as.issuer} publishes no jwks_uri`);
+      const keys = keySets.get(jwksUri) ?? createRemoteJWKSet(new URL(jwksUri));
+      keySets.set(jwksUri, keys);
+      try {
+        const { payload } = await jwtVerify(result.id_token, keys, {
+          issuer: as.issuer,
+          audience: c.clientId,
+          algorithms: server.algorithms,
+          requiredClaims: ['sub', 'exp', 'iat', 'nonce'],
+        });
+        if (payload.nonce !== c.nonce) throw new Error('the nonce is not the one sent');
+        return { accessToken: result.access_token, idTokenClaims: payload };
+      } catch (e) {
+        throw new ProviderFailure('bad_id_token', `the ID token does not verify: ${describe(e)}`);
+      }
+    },
+
+    /**
+     * The verified ID token's claims completed by the UserInfo endpoint's, for an issuer that keeps
+     * `email` out of ID tokens (OIDC Core 5.4 when an access token is issued). UserInfo must name the
+     * same `sub`; the ID token's claims win.
+     */
+    async withUserInfo(
+      server: ProviderServer,
+      clientId: string,
+      accessToken: string,
+      claims: Record<string, unknown>,
+    ): Promise<Record<string, unknown>> {
+      if (typeof claims.email === 'string' || !server.as.userinfo_endpoint || typeof claims.sub !== 'string')
+        return claims;
+      try {
+        const client: oauth.Client = { client_id: clientId };
+        const res = await oauth.userInfoRequest(server.as, client, accessToken, {
+          [oauth.allowInsecureRequests]: server.insecure,
+        });
+        const info = await oauth.processUserInfoResponse(server.as, client, claims.sub, res);
+        return { ...info, ...claims };
+      } catch (e) {
+        throw new ProviderFailure('provider_error', `userinfo failed: ${describe(e)}`);
+      }
+    },
+  };
+}
+
+export type ProviderClient = ReturnType<typeof createProviderClient>;

@@ -1,0 +1,154 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import Provider from 'oidc-provider';
+
+/** An account of the loopback OpenID provider: what its ID tokens say about the person. */
+export interface OpAccount {
+  sub: string;
+  email: string;
+  email_verified: boolean;
+}
+
+/** What the person does at the provider's interaction: sign in as an account, or refuse. */
+export type OpDecision = OpAccount | 'deny';
+
+async function signingKey(kid: string) {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk: JWK = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
+  return { privateKey, jwk };
+}
+
+/**
+ * A real OpenID provider (the npm package oidc-provider) on a loopback port, with one confidential
+ * client. `decide` says what the next interaction does; `tamper` rewrites the next ID token.
+ */
+export async function startOidcOp(client: { clientId: string; clientSecret: string; redirectUri: string }) {
+  const key = await signingKey('op-key');
+  const accounts = new Map<string, OpAccount>();
+  const state: { decision: OpDecision; tamper?: (idToken: string) => Promise<string> } = { decision: 'deny' };
+  let provider: Provider | undefined;
+  /** Time the provider spent answering requests, from their arrival to their last byte. */
+  const timing = { busyMs: 0 };
+
+  async function interaction(req: IncomingMessage, res: ServerResponse, op: Provider) {
+    const details = await op.interactionDetails(req, res);
+    const decision = state.decision;
+    if (decision === 'deny') {
+      await op.interactionFinished(req, res, {
+        error: 'access_denied',
+        error_description: 'the person refused',
+      });
+      return;
+    }
+    accounts.set(decision.sub, decision);
+    const grant = new op.Grant({ accountId: decision.sub, clientId: client.clientId });
+    grant.addOIDCScope(String(details.params.scope ?? 'openid'));
+    const grantId = await grant.save();
+    await op.interactionFinished(req, res, { login: { accountId: decision.sub }, consent: { grantId } });
+  }
+
+  const server = createServer((req, res) => {
+    const began = performance.now();
+    res.on('finish', () => {
+      timing.busyMs += performance.now() - began;
+    });
+    const op = provider;
+    if (!op) return res.end();
+    if (req.url?.startsWith('/interaction/')) {
+      interaction(req, res, op).catch((e) => {
+        res.statusCode = 500;
+        res.end(String(e));
+      });
+      return;
+    }
+    op.callback()(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uris: [client.redirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    jwks: { keys: [key.jwk] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, i) => `/interaction/${i.uid}` },
+    pkce: { required: () => true },
+    cookies: { keys: ['loopback-op-cookie-key'] },
+    ttl: {
+      Grant: 600,
+      Session: 600,
+      AccessToken: 600,
+      IdToken: 600,
+      Interaction: 600,
+      AuthorizationCode: 60,
+    },
+    findAccount: (_ctx, sub) => {
+      const account = accounts.get(sub);
+      return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
+    },
+  });
+  provider.use(async (ctx, next) => {
+    await next();
+    const body: unknown = ctx.body;
+    const tamper = state.tamper;
+    if (ctx.path === '/token' && tamper && body && typeof body === 'object' && 'id_token' in body) {
+      state.tamper = undefined;
+      ctx.body = { ...body, id_token: await tamper(String(body.id_token)) };
+    }
+  });
+
+  /** Re-signs an ID token's claims (changed by `change`) with the provider's key, or with `other`'s. */
+  async function resign(idToken: string, change: Record<string, unknown>, other?: CryptoKey) {
+    const claims = { ...decodeJwt(idToken), ...change };
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'op-key' })
+      .sign(other ?? key.privateKey);
+  }
+
+  return {
+    issuer,
+    state,
+    timing,
+    /** The next token response's ID token carries another nonce (signed with the right key). */
+    wrongNonce: () => {
+      state.tamper = (t) => resign(t, { nonce: 'not-the-nonce-sent' });
+    },
+    /** The next token response's ID token is signed with a key the issuer never published (same kid). */
+    otherKey: async () => {
+      const other = await signingKey('op-key');
+      state.tamper = (t) => resign(t, {}, other.privateKey);
+    },
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/**
+ * Goes through the provider as a browser does: follows redirects with a cookie jar until one leads to
+ * `until` (the service's callback), and returns that URL.
+ */
+export async function browseTo(start: string, until: string): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = start;
+  for (let hop = 0; hop < 10; hop++) {
+    if (url.startsWith(until)) return new URL(url);
+    const cookie = [...jar].map(([k, x]) => `${k}=${x}`).join('; ');
+    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair = ''] = c.split(';');
+      const at = pair.indexOf('=');
+      jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    const location = res.headers.get('location');
+    if (!location) throw new Error(`${url} answered ${res.status} without a redirect: ${await res.text()}`);
+    url = new URL(location, url).toString();
+  }
+  throw new Error(`no redirect to ${until} within 10 hops`);
+}

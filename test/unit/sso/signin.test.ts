@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import type { ServiceEvent } from '../../../core/events/types.ts';
+import { oidcProvider } from '../../../plugins/sso/providers/oidc.ts';
+import { ssoSignIn } from '../../../plugins/sso/signin/index.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import { startRecordingIdentityService } from '../../helpers/identity-recorder.ts';
+import { browseTo, startOidcOp } from '../../helpers/oidc-op.ts';
+import { ssoCredentialsStub } from '../../helpers/sso-credentials-stub.ts';
+
+const CALLBACK = 'https://ids.test/sso/oidc/callback';
+const APP = 'https://app.example/signed-in';
+const client = {
+  clientId: 'acme-app',
+  clientSecret: 'a-client-secret-of-the-loopback-op',
+  redirectUri: CALLBACK,
+};
+
+const acme = oidcProvider({ id: 'acme', displayName: 'Acme', allowLoopbackIssuer: true });
+const stub = ssoCredentialsStub([acme]);
+let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
+let op: Awaited<ReturnType<typeof startOidcOp>>;
+
+beforeAll(async () => {
+  op = await startOidcOp(client);
+  t = await startRecordingIdentityService({ extra: [stub.plugin, ssoSignIn()] });
+  stub.add(t.org.id, {
+    provider: 'acme',
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    options: { issuer: op.issuer },
+    effectiveScopes: ['openid', 'email'],
+  });
+  await expectStatus(
+    await t.call('PUT', '/organizations/sso/redirect-uris', { body: { redirect_uris: [APP] } }),
+    200,
+  );
+});
+afterAll(async () => {
+  await t.stop();
+  await op.stop();
+});
+
+/** GET /sso/oidc/start as an application's page does: Service-OrgID only. */
+async function start(o: { redirectUri?: string; state?: string } = {}) {
+  const q = new URLSearchParams({ client_id: client.clientId, redirect_uri: o.redirectUri ?? APP });
+  if (o.state) q.set('state', o.state);
+  return t.call('GET', `/sso/oidc/start?${q}`, { key: null });
+}
+
+/** Starts, goes through the provider, and calls the callback; the callback's answer and its URL. */
+async function signIn(decision: Parameters<typeof setDecision>[0], before?: () => Promise<void> | void) {
+  setDecision(decision);
+  const started = await start({ state: 'app-state-1' });
+  await expectStatus(started, 302);
+  const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
+  await before?.();
+  const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+  return {
+    res,
+    back,
+    fragment: new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1)),
+  };
+}
+const setDecision = (d: typeof op.state.decision) => {
+  op.state.decision = d;
+};
+
+const failures = (reason: string) =>
+  t.events.filter(
+    (e: ServiceEvent) =>
+      e.event_metadata.event_name === 'AuthenticationFailed_v1' && e.failure_reason === reason,
+  );
+async function failureFor(reason: string) {
+  const deadline = Date.now() + 5000;
+  while (!failures(reason).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const [found] = failures(reason);
+  if (!found) throw new Error(`no AuthenticationFailed_v1 with failure_reason ${reason}`);
+  return found;
+}
+
+const alice = { sub: 'alice-at-acme', email: 'Alice@Acme.example', email_verified: true };
+
+describe('SSO sign-in through the generic OIDC provider', () => {
+  it('redirects to the provider with state, nonce, PKCE S256 and the effective scopes', async () => {
+    const res = await start();
+    await expectStatus(res, 302);
+    const url = new URL(res.headers.get('location') ?? '');
+    expect(url.origin).toBe(op.issuer);
+    const p = url.searchParams;
+    expect(p.get('client_id')).toBe(client.clientId);
+    expect(p.get('redirect_uri')).toBe(CALLBACK);
+    expect(p.get('scope')).toBe('openid email');
+    expect(p.get('code_challenge_method')).toBe('S256');
+    expect(p.get('state')?.length).toBeGreaterThan(20);
+    expect(p.get('nonce')?.length).toBeGreaterThan(20);
+  });
+
+  it('signs a person in with a real code and PKCE, and finds the same person by email next time', async () => {
+    const first = await signIn(alice);
+    await expectStatus(first.res, 302);
+    expect(first.res.headers.get('location')?.startsWith(`${APP}#`)).toBe(true);
+    expect(first.fragment.get('state')).toBe('app-state-1');
+    expect(first.fragment.get('error_description')).toBeNull();
+    const token = first.fragment.get('token') ?? '';
+    const jwks = await t.call('GET', '/.well-known/jwks.json', { key: null });
+    await expectStatus(jwks, 200);
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks.json));
+    const personId = first.fragment.get('person_id');
+    expect(payload.person_id).toBe(personId);
+    expect(payload.authenticated_methods).toEqual(['oidc']);
+
+    const person = await t.call('GET', `/persons/${personId}`);
+    await expectStatus(person, 200);
+    expect(JSON.stringify(person.json)).toContain('alice@acme.example');
+    const succeeded = await t.eventFor('AuthenticationSucceeded_v1', personId ?? '');
+    expect(succeeded.success_authn_method).toBe('oidc');
+    expect(succeeded.authenticated_methods).toEqual(['oidc']);
+    expect('handle' in succeeded).toBe(false);
+    expect(t.drafts.some((d) => d.personId === personId)).toBe(true);
+
+    const second = await signIn(alice);
+    expect(second.fragment.get('person_id')).toBe(personId);
+  });
+
+  it('refuses a replayed state with AuthenticationFailed_v1', async () => {
+    const first = await signIn(alice);
+    expect(first.fragment.get('token')).toBeTruthy();
+    const again = await t.call('GET', `${first.back.pathname}${first.back.search}`, {
+      orgId: null,
+      key: null,
+    });
+    await expectStatus(again, 302);
+    const fragment = new URLSearchParams(new URL(again.headers.get('location') ?? '').hash.slice(1));
+    expect(fragment.get('error')).toBe('invalid_request');
+    expect(fragment.get('token')).toBeNull();
+    expect((await failureFor('replayed_state')).failed_authn_method).toBe('oidc');
+  });
+
+  it('answers 400 to a state it never issued', async () => {
+    const res = await t.call('GET', '/sso/oidc/callback?state=forged&code=x', { orgId: null, key: null });
+    await expectStatus(res, 400);
+  });
+
+  it('refuses an ID token with another nonce', async () => {
+    const { fragment } = await signIn(alice, () => op.wrongNonce());
+    expect(fragment.get('error')).toBe('server_error');
+    expect(fragment.get('token')).toBeNull();
+    expect((await failureFor('bad_id_token')).failure_detail).toContain('nonce');
+  });
+
+  it('refuses an ID token signed with a key the issuer did not publish', async () => {
+    const { fragment } = await signIn(alice, () => op.otherKey());
+    expect(fragment.get('token')).toBeNull();
+    const deadline = Date.now() + 5000;
+    const bySignature = () =>
+      failures('bad_id_token').some((e) => /signature/i.test(String(e.failure_detail)));
+    while (!bySignature() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(failures('bad_id_token').map((e) => e.failure_detail)).toContainEqual(
+      expect.stringMatching(/signature verification failed/),
+    );
+  });
+
+  it('reports denied consent as access_denied', async () => {
+    const { fragment } = await signIn('deny');
+    expect(fragment.get('error')).toBe('access_denied');
+    await failureFor('access_denied');
+  });
+
+  it('refuses an email the provider does not vouch for', async () => {
+    const { fragment } = await signIn({ sub: 'bob', email: 'bob@acme.example', email_verified: false });
+    expect(fragment.get('error')).toBe('access_denied');
+    await failureFor('unverified_email');
+  });
+
+  it('refuses a redirect_uri the organization does not list, and an http one off loopback', async () => {
+    await expectStatus(await start({ redirectUri: 'https://app.example/other' }), 400);
+    const put = await t.call('PUT', '/organizations/sso/redirect-uris', {
+      body: { redirect_uris: ['http://app.example/cb'] },
+    });
+    await expectStatus(put, 400);
+    expect(put.text).toContain('redirect_uris[0]');
+  });
+});
