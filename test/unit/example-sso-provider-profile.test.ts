@@ -30,7 +30,7 @@ const seen: Request[] = [];
 const server = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
-  fetch(req) {
+  fetch(req): Response {
     seen.push(req);
     const url = new URL(req.url);
     if (url.pathname === '/elsewhere') return Response.json(ACCOUNTS['tok-confirmed']);
