@@ -2,7 +2,7 @@ import { defineService } from 'identity-service/core';
 import { attributes } from 'identity-service/plugins/attributes';
 import { password } from 'identity-service/plugins/password';
 import { persons } from 'identity-service/plugins/persons';
-import { builtInProviders, sso } from 'identity-service/plugins/sso';
+import { builtInProviders, sso, ssoSignIn } from 'identity-service/plugins/sso';
 import { tokens } from 'identity-service/plugins/tokens';
 import { webhooks } from 'identity-service/plugins/webhooks';
 import { acme } from './index.ts';
@@ -21,5 +21,6 @@ export default defineService({
     tokens(),
     password(),
     sso({ providers: [...builtInProviders, acme] }),
+    ssoSignIn(),
   ],
 });

@@ -11,7 +11,9 @@ import { createCredentialStore } from './store.ts';
 export { buildAuthorizationUrl } from './authorization-url.ts';
 export { SsoErrors } from './errors.ts';
 export { builtInProviders } from './providers/index.ts';
+export { oidcProvider } from './providers/oidc.ts';
 export { effectiveScopes } from './scopes.ts';
+export { ssoSignIn } from './signin/index.ts';
 
 /** Options of the sso plugin. */
 export interface SsoOptions {
