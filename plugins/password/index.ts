@@ -2,13 +2,13 @@ import * as v from 'valibot';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
+import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
 import { createCredentialStore } from './credentials.ts';
 import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
 import { migrations } from './migrations/index.ts';
 import { deleteCredentialOfDeletedPerson } from './person-deleted.ts';
-import { requestContextReader } from './request-context.ts';
 import { passwordRoutes } from './routes.ts';
 import { createSignIn } from './sign-in.ts';
 

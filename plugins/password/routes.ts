@@ -5,13 +5,13 @@ import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok } from '../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
 import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
 import type { Hasher } from './hashing.ts';
 import { checkImportedHash, checkNewPassword } from './policy.ts';
-import type { RequestContext } from './request-context.ts';
 import { AnonymousResult, AuthenticateBody, PersonParams, SetPasswordBody, SignInResult } from './schema.ts';
 import { type createSignIn, eventHandle } from './sign-in.ts';
 

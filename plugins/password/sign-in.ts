@@ -7,6 +7,7 @@ import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
+import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
@@ -14,7 +15,6 @@ import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
 import type { Hasher } from './hashing.ts';
 import { normalisePassword } from './policy.ts';
-import { analyticsMetadata, type RequestContext } from './request-context.ts';
 
 /** Why a sign-in failed, as AuthenticationFailed_v1's `failure_reason` says it. */
 export type FailureReason =

@@ -5,12 +5,12 @@ import type { OpenedSsoCredential, SsoCredentials } from '../../../core/capabili
 import type { IssuedToken, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
+import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SsoProfile, SsoProvider } from '../../../core/sso/define-provider.ts';
 import { SsoSignInErrors } from './errors.ts';
 import { isSecureUrl } from './loopback.ts';
 import { type ProviderClient, ProviderFailure } from './provider-client.ts';
-import { analyticsMetadata, type RequestContext } from './request-context.ts';
 import type { SignInStore } from './store.ts';
 
 export interface FlowDeps {

@@ -3,11 +3,11 @@ import { personDirectory } from '../../../core/capabilities/person-directory.ts'
 import { ssoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import { tokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../../core/contract/settings.ts';
+import { requestContextReader } from '../../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../../core/plugin.ts';
 import { createSignInFlow } from './flow.ts';
 import { migrations } from './migrations/index.ts';
 import { createProviderClient } from './provider-client.ts';
-import { requestContextReader } from './request-context.ts';
 import { signInRoutes } from './routes.ts';
 import { createSignInStore } from './store.ts';
 

@@ -2,11 +2,11 @@ import { Elysia } from 'elysia';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses, ok } from '../../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { SsoSignInErrors } from './errors.ts';
 import type { SignInFlow } from './flow.ts';
 import { isSecureUrl } from './loopback.ts';
-import type { RequestContext } from './request-context.ts';
 import { CallbackQuery, RedirectUrisBody, RedirectUrisResult, StartQuery } from './schema.ts';
 import type { SignInStore } from './store.ts';
 

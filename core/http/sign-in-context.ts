@@ -1,8 +1,9 @@
-import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
-import type { BrowserMetadata } from '../../core/events/shared-types.ts';
-import { requestContextOf } from '../../core/http/client.ts';
-import type { HeaderNames } from '../../core/http/headers.ts';
-import { isUuid } from '../../core/ids.ts';
+// The request context of an end user's sign-in, shared by every factor (password, SSO).
+import type { AnalyticsContext } from '../capabilities/person-directory.ts';
+import type { BrowserMetadata } from '../events/shared-types.ts';
+import { isUuid } from '../ids.ts';
+import { requestContextOf } from './client.ts';
+import type { HeaderNames } from './headers.ts';
 
 /** What the sign-in routes know of the caller: its address (when known), analytics and browser metadata. */
 export interface RequestContext {
