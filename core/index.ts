@@ -13,6 +13,24 @@ export {
   type GroupCommitOptions,
 } from './batching/group-commit.ts';
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
+export {
+  type AccessTokenRequest,
+  type OAuth2Server,
+  type OAuthClient,
+  OAuthError,
+  type OAuthErrorCode,
+  type OAuthGrant,
+  type OAuthGrantRequest,
+  type OAuthGrantType,
+  type OAuthTokenResponse,
+  type OAuthTokenStore,
+  oauth2Server,
+} from './capabilities/oauth2-server.ts';
+export {
+  type PasswordAuthenticator,
+  type PasswordCheck,
+  passwordAuthenticator,
+} from './capabilities/password-authenticator.ts';
 // Capabilities and hook points shared by the built-in plugins.
 export {
   type AnalyticsContext,

@@ -19,6 +19,11 @@ export interface IssueRequest {
   prevAnonymousPersonId?: string;
   /** The request behind it: the hook's request_metadata and the events' analytics_metadata. */
   request: AnalyticsContext;
+  /**
+   * An OpenID Connect ID token (issuer `oauth2`): `aud` and `azp` are the client, with `nonce` and
+   * `auth_time` (seconds since the epoch) as the authentication request gave them.
+   */
+  idToken?: { clientId: string; nonce?: string; authTime: number };
 }
 
 /** An issued token. */

@@ -1,0 +1,112 @@
+import { defineCapability } from '../contract/capabilities.ts';
+import type { AnalyticsContext } from './person-directory.ts';
+
+/** The grant types of the token endpoint (RFC 6749 §4; the registry may hold more, e.g. a device grant). */
+export type OAuthGrantType = 'client_credentials' | 'authorization_code' | 'refresh_token' | (string & {});
+
+/** An OAuth 2.0 client of an organization, as the token and authorization endpoints see it. */
+export interface OAuthClient {
+  orgId: string;
+  clientId: string;
+  name: string;
+  /** `confidential` clients authenticate with their secret; `public` ones have none and must use PKCE. */
+  type: 'confidential' | 'public';
+  grantTypes: OAuthGrantType[];
+  /** Exact-match redirect URIs (https, or http on a loopback host). */
+  redirectUris: string[];
+  /** The scopes the client may be granted. */
+  scopes: string[];
+}
+
+/** The RFC 6749 §5.2 error codes (and §4.1.2.1's access_denied), plus what extensions register. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | (string & {});
+
+/**
+ * A refusal by the token endpoint or a grant: answered as the envelope (status 400, 401 or 403, with
+ * `meta.cursor_pagination`) carrying RFC 6749 `error` and `error_description` in the same body.
+ */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    readonly status: 400 | 401 | 403 = 400,
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}
+
+/** The token endpoint's success body (RFC 6749 §5.1), answered bare with Cache-Control: no-store. */
+export interface OAuthTokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+/** One token request, after the endpoint has parsed the form and authenticated the client. */
+export interface OAuthGrantRequest {
+  /** The authenticated client (a public client is identified by client_id only). */
+  client: OAuthClient;
+  /** The form parameters, each present once (the endpoint refuses duplicates); credentials removed. */
+  params: ReadonlyMap<string, string>;
+  request: AnalyticsContext;
+}
+
+/** An access token to sign (RFC 9068): the server adds iss, iat, exp, jti and client_id. */
+export interface AccessTokenRequest {
+  client: OAuthClient;
+  /** The person's ID for grants on behalf of a person; the client ID for client_credentials. */
+  subject: string;
+  scope: string[];
+  /** Seconds since the epoch of the person's authentication, when there is one. */
+  authTime?: number;
+}
+
+/** A handler of one grant type at the token endpoint. */
+export interface OAuthGrant {
+  type: OAuthGrantType;
+  handle(request: OAuthGrantRequest): Promise<OAuthTokenResponse>;
+}
+
+/** Opaque tokens a grant keeps (refresh tokens), for the introspection and revocation endpoints. */
+export interface OAuthTokenStore {
+  /** RFC 7662 members for an active token of this client's organization, or undefined when not one's own. */
+  introspect(client: OAuthClient, token: string): Promise<Record<string, unknown> | undefined>;
+  /** Revokes the token (and what RFC 7009 says goes with it); true when it was one of this store's. */
+  revoke(client: OAuthClient, token: string): Promise<boolean>;
+}
+
+/**
+ * The OAuth 2.0 authorization server's core (the oauth2 plugin): clients, access-token signing, and a
+ * registry of grants. Other plugins (the authorization endpoint with its hosted login) add grants.
+ *
+ * @example
+ * setup(ctx, { server }) { server.addGrant({ type: 'refresh_token', handle: async (r) => ... }) }
+ */
+export interface OAuth2Server {
+  /** The client with this ID (client IDs are unique across the deployment), or undefined. */
+  client(clientId: string): Promise<OAuthClient | undefined>;
+  /** Signs an RFC 9068 access token (typ at+jwt) with the deployment's token keys. */
+  signAccessToken(request: AccessTokenRequest): Promise<{ token: string; expiresIn: number }>;
+  /** Registers the handler of a grant type; a second handler for one type is a start-up error. */
+  addGrant(grant: OAuthGrant): void;
+  /** Registers a store of opaque tokens that introspection and revocation consult. */
+  addTokenStore(store: OAuthTokenStore): void;
+}
+
+/** Provided by the oauth2 plugin. */
+export const oauth2Server = defineCapability<OAuth2Server>('oauth2Server');
