@@ -18,7 +18,7 @@ export type LogLevel = (typeof LEVELS)[number];
 
 /** Variables whose value is a secret, or may carry one: never echoed whole in a message. */
 const SECRET = new Set(['MASTER_KEY']);
-const WITH_CREDENTIALS = new Set(['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL']);
+const WITH_CREDENTIALS = new Set(['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'SMTP_URL']);
 
 /** A wrong value as a message may show it: secrets not at all, URLs without their credentials. */
 function shownValue(name: string, value: unknown): string {
@@ -161,6 +161,23 @@ const EnvSchema = v.object({
     str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 1 to 600000', isInt(1, 600_000)),
     '10000',
   ),
+  SMTP_URL: v.optional(
+    str(
+      'SMTP_URL',
+      'must be an smtp:// (STARTTLS where offered) or smtps:// (TLS) URL with a host, such as smtp://user:pass@mail.example.com:587',
+      (s) => isUrl(['smtp:', 'smtps:'])(s) && new URL(s).hostname !== '',
+    ),
+  ),
+  MAIL_FROM: v.optional(
+    str('MAIL_FROM', 'must be an email address such as no-reply@example.com', (s) =>
+      /^[^\s@<>"]{1,64}@[A-Za-z0-9.-]{1,253}$/.test(s),
+    ),
+  ),
+  MAIL_TEMPLATES_DIR: v.optional(str('MAIL_TEMPLATES_DIR', 'must be a directory path', (s) => s.length > 0)),
+  MAIL_RETRY_WINDOW_MINUTES: v.optional(
+    str('MAIL_RETRY_WINDOW_MINUTES', 'must be an integer from 1 to 1440', isInt(1, 1440)),
+    '60',
+  ),
 });
 
 /** A MASTER_KEY entry `[kid:]base64` split in two; `kid` is undefined when the entry names none. */
@@ -249,6 +266,14 @@ export interface Config {
   /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
+  /** SMTP_URL: where messages go; undefined sends them to the development outbox under DATA_DIR/outbox. */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM: the sender address of every message. @default no-reply@<PUBLIC_BASE_URL's host> */
+  mailFrom: string;
+  /** MAIL_TEMPLATES_DIR: a folder of message templates that replace the built-in ones. */
+  mailTemplatesDir: string | undefined;
+  /** How long a message the transport refuses is retried (MAIL_RETRY_WINDOW_MINUTES). */
+  mailRetryWindowMs: number;
   /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
   environment: Readonly<Env>;
 }
@@ -298,6 +323,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
   }
   if (problems.length) throw new ConfigError(problems);
   const port = Number(e.PORT);
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const hostMap: Record<string, string> = {};
   for (const pair of list(e.DELIVERY_HOST_MAP)) {
     const [host, ip] = pair.split('=') as [string, string];
@@ -307,7 +333,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     env: e.NODE_ENV,
     port,
     host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
@@ -326,8 +352,18 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     extraCaPem,
     shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),
     shutdownTimeoutMs: Number(e.SHUTDOWN_TIMEOUT_MS),
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? defaultMailFrom(publicBaseUrl),
+    mailTemplatesDir: e.MAIL_TEMPLATES_DIR,
+    mailRetryWindowMs: Number(e.MAIL_RETRY_WINDOW_MINUTES) * 60_000,
     environment: Object.freeze({ ...env }),
   };
+}
+
+/** no-reply@ the public host when it is a domain name; no-reply@localhost for a bare host or an IP. */
+function defaultMailFrom(publicBaseUrl: string): string {
+  const host = new URL(publicBaseUrl).hostname;
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/i.test(host) ? `no-reply@${host}` : 'no-reply@localhost';
 }
 
 // Config is read once at start-up, before any server runs, so a synchronous read is fine here.

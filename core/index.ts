@@ -89,10 +89,29 @@ export { consistentWrite } from './http/consistency.ts';
 // HTTP conventions: the envelope, consistency headers, validation.
 export { ok } from './http/envelope.ts';
 export type { HeaderNames } from './http/headers.ts';
+// Pages for people (reset, verification): no script, strict CSP, double-submit forms.
+export {
+  cookieOf,
+  escapeHtml,
+  formGuard,
+  hostedPage,
+  pageResponse,
+  readForm,
+} from './http/hosted-page.ts';
 export { parseOrThrow } from './http/validation.ts';
 // Identifiers and secrets.
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
 export type { LogFields, Logger } from './log.ts';
+// Messages to people: templates a deployment may replace, durable sending through the bus.
+export type { MessageCounters, MessageOutcome } from './messaging/counters.ts';
+export type { Messages } from './messaging/messages.ts';
+export { MESSAGES_TOPIC, type QueuedMessage } from './messaging/queue.ts';
+export {
+  defineMessageTemplate,
+  type MessageTemplate,
+  type RenderedMessage,
+  type TemplateRenderer,
+} from './messaging/templates.ts';
 export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
 export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 // The plugin contract.
@@ -127,6 +146,7 @@ export type {
   DeliveryResult,
   HttpDelivery,
 } from './ports/http-delivery.ts';
+export type { MessageRecipient, Messenger, OutboundMessage, SendResult } from './ports/messenger.ts';
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';

@@ -8,6 +8,7 @@ import type { EventName, EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
+import type { Messages } from './messaging/messages.ts';
 import type { OrganizationStore } from './organizations/store.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
@@ -45,6 +46,8 @@ export interface ServiceContext {
   readonly hooks: Hooks;
   /** An optional capability: its implementation, or undefined when no enabled plugin provides it. */
   capability<T>(cap: Capability<T>): T | undefined;
+  /** Messages to people: templates and durable sending (SMTP, or the development outbox). */
+  readonly messages: Messages;
 }
 
 /** The context of one plugin: the service's, plus that plugin's own settings. */

@@ -12,6 +12,10 @@ import { orgAuth } from './http/auth.ts';
 import { frontDoor } from './http/front-door.ts';
 import { headerNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
+import type { MessageCounters } from './messaging/counters.ts';
+import { createMessageQueue } from './messaging/queue.ts';
+import { templateFilesIn } from './messaging/template-files.ts';
+import { prepareTemplate } from './messaging/templates.ts';
 import { migrations as coreMigrations } from './organizations/migrations/index.ts';
 import { organizationRoutes } from './organizations/routes.ts';
 import { createOrganizationStore } from './organizations/store.ts';
@@ -25,6 +29,7 @@ import {
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
+import type { Messenger } from './ports/messenger.ts';
 import type { SecretBox } from './ports/secret-box.ts';
 import type { Signer } from './ports/signer.ts';
 import type { MigrationSet, Storage } from './ports/storage.ts';
@@ -37,6 +42,8 @@ export interface Ports {
   secrets: SecretBox;
   delivery: HttpDelivery;
   clock: Clock;
+  /** The transport of messages (SMTP, or the development outbox); core's queue makes it durable. */
+  messenger: Messenger;
   migrations: MigrationSet[];
   /** Columns the adapters keep sealed by the SecretBox (the signer's private keys, for example). */
   sealed?: SealedColumn[];
@@ -51,6 +58,8 @@ export interface ComposeOptions {
   definition: ServiceDefinition;
   version?: string;
   adapter?: ElysiaAdapter;
+  /** Where sent, retried and dropped messages are counted (the metrics seam). @default none */
+  messageCounters?: MessageCounters;
 }
 
 /** Picks the plugins PLUGINS enables (all of the definition when unset); unknown ids stop start-up. */
@@ -133,6 +142,16 @@ export async function composeService(options: ComposeOptions) {
   const auth = orgAuth({ orgs, names: headers, seed: crypto.randomUUID() });
   const capabilities = createCapabilityRegistry();
   const hookRegistry = createHookRegistry();
+  const queue = createMessageQueue({
+    bus: ports.bus,
+    messenger: ports.messenger,
+    secrets: ports.secrets,
+    clock: ports.clock,
+    log,
+    retryWindowMs: config.mailRetryWindowMs,
+    ...(options.messageCounters ? { counters: options.messageCounters } : {}),
+  });
+  const templateFiles = templateFilesIn(config.mailTemplatesDir);
   const ctx: ServiceContext = {
     config,
     log,
@@ -152,6 +171,11 @@ export async function composeService(options: ComposeOptions) {
     auth,
     hooks: hooksOf(hookRegistry),
     capability: (cap) => cap.from(capabilities),
+    messages: {
+      template: (template) => prepareTemplate(template, templateFiles),
+      send: (message, o) => queue.send(message, o),
+      reaches: (type) => queue.reaches(type),
+    },
   };
   const settings = enabled.map((plugin) => {
     const read = plugin.settings ? readSettings(plugin.settings, config.environment) : undefined;
@@ -173,7 +197,7 @@ export async function composeService(options: ComposeOptions) {
     .use(healthRoutes(ports.storage, ports.bus, () => stopping || draining))
     .use(organizationRoutes(orgs, auth));
 
-  const workers: Worker[] = [];
+  const workers: Worker[] = [queue.worker];
   const sealed: SealedColumn[] = [...(ports.sealed ?? [])];
   const declared = new Set(enabled.flatMap((p) => (p.declares ?? []).map((h) => h.name)));
   for (const { plugin, read } of settings) {
@@ -257,6 +281,7 @@ export async function composeService(options: ComposeOptions) {
       }
       await ports.bus.close().catch((err) => log.error('closing the bus failed', { err }));
       await ports.delivery.close().catch((err) => log.error('closing delivery failed', { err }));
+      await ports.messenger.close().catch((err) => log.error('closing the mail transport failed', { err }));
       await ports.storage.close().catch((err) => log.error('closing storage failed', { err }));
       await ports.release?.();
     },

@@ -1,6 +1,7 @@
 import type { ElysiaAdapter } from 'elysia';
 import type { Config } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/log.ts';
+import type { MessageCounters } from '../core/messaging/counters.ts';
 import type { ServiceDefinition } from '../core/plugin.ts';
 import { composeService, type Service } from '../core/service.ts';
 import type { StartSteps } from './first-start.ts';
@@ -17,6 +18,8 @@ export interface CreateServiceOptions {
   adapter?: ElysiaAdapter;
   /** Says the slow steps of a first start as they begin (the server entry passes standard error). */
   steps?: StartSteps;
+  /** Where sent, retried and dropped messages are counted. @default none */
+  messageCounters?: MessageCounters;
 }
 
 /**
@@ -44,10 +47,12 @@ export async function createService(config: Config, options: CreateServiceOption
       definition: options.definition ?? (await loadServiceDefinition(config)),
       version: VERSION,
       ...(options.adapter ? { adapter: options.adapter } : {}),
+      ...(options.messageCounters ? { messageCounters: options.messageCounters } : {}),
     });
   } catch (e) {
     await ports.bus.close().catch(() => {});
     await ports.delivery.close().catch(() => {});
+    await ports.messenger.close().catch(() => {});
     await ports.storage.close().catch(() => {});
     await ports.release?.();
     throw e;

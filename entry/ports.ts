@@ -5,6 +5,7 @@ import { migrations as localKeysMigrations } from '../adapters/local-keys/migrat
 import { createAesGcmSecretBox, parseMasterKeys } from '../adapters/local-keys/secret-box.ts';
 import { createLocalKeysSigner, signingKeysSealed } from '../adapters/local-keys/signer.ts';
 import { createJetStreamBus, natsOutboxMigrations } from '../adapters/nats/index.ts';
+import { createDevOutbox, createSmtpMessenger } from '../adapters/nodemailer/index.ts';
 import { createPgQueueBus, pgQueueMigrations } from '../adapters/pg-queue/index.ts';
 import { createPgliteStorage } from '../adapters/pglite/index.ts';
 import { acquireDataDirLock } from '../adapters/pglite/lock.ts';
@@ -13,6 +14,7 @@ import { type Config, isMemoryDataDir } from '../core/config.ts';
 import type { Logger } from '../core/log.ts';
 import { resolveMasterKeyEntries } from '../core/master-key.ts';
 import type { Clock } from '../core/ports/clock.ts';
+import type { Messenger } from '../core/ports/messenger.ts';
 import type { Storage } from '../core/ports/storage.ts';
 import type { Ports } from '../core/service.ts';
 
@@ -20,6 +22,8 @@ export interface PortOverrides {
   /** Use this storage instead of the configured one (tests pass a pre-initialised PGlite). */
   storage?: Storage;
   clock?: Clock;
+  /** Use this transport for messages instead of SMTP_URL's or the development outbox. */
+  messenger?: Messenger;
   /** Who holds the embedded database lock: shown to a second process that finds it taken. */
   purpose?: string;
 }
@@ -75,6 +79,7 @@ export async function createPorts(
     extraCaPem: config.extraCaPem,
     log: log.child({ component: 'delivery' }),
   });
+  const messenger = overrides.messenger ?? createMessenger(config, log.child({ component: 'mail' }));
   return {
     storage,
     bus,
@@ -82,10 +87,29 @@ export async function createPorts(
     secrets,
     delivery,
     clock,
+    messenger,
     migrations: [localKeysMigrations, config.natsUrls ? natsOutboxMigrations : pgQueueMigrations],
     sealed: [signingKeysSealed],
     release: async () => {
       for (const r of releases) await r();
     },
   };
+}
+
+/** SMTP when SMTP_URL is set; otherwise the development outbox (DATA_DIR/outbox, or memory). */
+function createMessenger(config: Config, log: Logger): Messenger {
+  if (config.smtpUrl)
+    return createSmtpMessenger({
+      url: config.smtpUrl,
+      from: config.mailFrom,
+      extraCaPem: config.extraCaPem,
+      log,
+    });
+  if (config.env === 'production')
+    log.warn('no SMTP_URL: messages (password reset and verification links) go to the development outbox');
+  return createDevOutbox({
+    dir: isMemoryDataDir(config.dataDir) ? undefined : join(config.dataDir, 'outbox'),
+    from: config.mailFrom,
+    log,
+  });
 }

@@ -1,4 +1,6 @@
 import { type Env, loadConfig } from '../../core/config.ts';
+import type { Logger } from '../../core/log.ts';
+import type { MessageCounters } from '../../core/messaging/counters.ts';
 import type { ServiceDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -33,7 +35,15 @@ export interface CallResult {
  * with `app.handle`: no port opened.
  */
 export async function startTestService(
-  options: { env?: Env; definition?: ServiceDefinition; clock?: Clock; storage?: Storage } = {},
+  options: {
+    env?: Env;
+    definition?: ServiceDefinition;
+    clock?: Clock;
+    storage?: Storage;
+    /** Where the service logs. @default none (LOG_LEVEL silent) */
+    log?: Logger;
+    messageCounters?: MessageCounters;
+  } = {},
 ) {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -47,6 +57,8 @@ export async function startTestService(
   const service = await createService(config, {
     overrides: { storage, ...(options.clock ? { clock: options.clock } : {}) },
     ...(options.definition ? { definition: options.definition } : {}),
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.messageCounters ? { messageCounters: options.messageCounters } : {}),
   });
   const { organization, apiKey } = await service.ctx.orgs.create('Acme');
   const names = service.ctx.headers;
