@@ -172,3 +172,4 @@ export {
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
 export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
+export { type PersonTokensRevocation, revokePersonTokens } from './tokens/revoke-person-tokens.ts';

@@ -8,6 +8,15 @@ export function createCredentialStore(deps: { storage: Storage; clock: Clock }) 
   const { storage, clock } = deps;
   const t = passwordCredentials;
 
+  /** Sets (or replaces) the person's hash in `tx`. */
+  async function setIn(tx: Transaction, orgId: string, personId: string, hash: string): Promise<void> {
+    const updatedAt = new Date(clock.now());
+    await tx.db
+      .insert(t)
+      .values({ orgId, personId, hash, updatedAt })
+      .onConflictDoUpdate({ target: [t.orgId, t.personId], set: { hash, updatedAt } });
+  }
+
   return {
     /** The person's hash, or undefined when no password is set. */
     async hashOf(orgId: string, personId: string): Promise<string | undefined> {
@@ -19,14 +28,12 @@ export function createCredentialStore(deps: { storage: Storage; clock: Clock }) 
       return rows[0]?.hash;
     },
 
+    setIn,
+
     /** Sets (or replaces) the person's hash; `then` runs in the same transaction (the event). */
     set(orgId: string, personId: string, hash: string, then: (tx: Transaction) => Promise<unknown>) {
-      const updatedAt = new Date(clock.now());
       return storage.transaction(async (tx) => {
-        await tx.db
-          .insert(t)
-          .values({ orgId, personId, hash, updatedAt })
-          .onConflictDoUpdate({ target: [t.orgId, t.personId], set: { hash, updatedAt } });
+        await setIn(tx, orgId, personId, hash);
         await then(tx);
       });
     },

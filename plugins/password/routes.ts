@@ -12,6 +12,7 @@ import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
 import type { Hasher } from './hashing.ts';
 import { checkImportedHash, checkNewPassword } from './policy.ts';
+import type { ResetTokens } from './reset/tokens.ts';
 import { AnonymousResult, AuthenticateBody, PersonParams, SetPasswordBody, SignInResult } from './schema.ts';
 import { type createSignIn, eventHandle } from './sign-in.ts';
 
@@ -23,6 +24,8 @@ export interface PasswordRouteDeps {
   signIn: ReturnType<typeof createSignIn>;
   readContext: (request: Request) => RequestContext;
   anonymousPerAddress: TokenBuckets;
+  /** The person's open reset links are void once the password is set here. */
+  resetTokens: ResetTokens;
 }
 
 const TAGS = ['Password and anonymous sign-in'];
@@ -48,6 +51,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
         const handle = person.handles[0];
         await consistentWrite(request, ctx.headers, () =>
           credentials.set(org.id, person.personId, hash, async (tx) => {
+            await deps.resetTokens.voidFor(tx, org.id, person.personId);
             if (!handle) return;
             await ctx.events.publish(
               org.id,

@@ -1,4 +1,4 @@
-import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 
 /**
@@ -15,6 +15,40 @@ export const passwordCredentials = pgTable(
   },
   (t) => [primaryKey({ columns: [t.orgId, t.personId] })],
 );
+
+/**
+ * Password reset links: the SHA-256 digest of each 256-bit token (never the token), the person and the
+ * handle it went to, and its state. `open` until used, superseded by a newer reset, or voided by a
+ * password change; past `expires_at` an open token is expired. `request_id` makes a redelivered
+ * request issue no second token.
+ */
+export const passwordResetTokens = pgTable(
+  'password_reset_tokens',
+  {
+    digest: text('digest').primaryKey(),
+    requestId: uuid('request_id').notNull().unique(),
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    handleType: text('handle_type').notNull(),
+    handleValue: text('handle_value').notNull(),
+    /** `open`, `used`, `superseded` or `password_changed`. */
+    status: text('status').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    settledAt: timestamp('settled_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('password_reset_tokens_person_idx').on(t.orgId, t.personId),
+    index('password_reset_tokens_expires_idx').on(t.expiresAt),
+  ],
+);
+
+/** An organization's reset settings: its own reset page, when it has one. */
+export const passwordResetSettings = pgTable('password_reset_settings', {
+  orgId: uuid('org_id').primaryKey(),
+  resetUrl: text('reset_url'),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+});
 
 const handleType = v.picklist(
   ['email_address', 'phone_number', 'username'],

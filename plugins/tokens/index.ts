@@ -10,6 +10,7 @@ import { createIssue } from './issuer.ts';
 import { TOKEN_KEYS_OWNER, tokenKeys } from './keys.ts';
 import { migrations } from './migrations/index.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
+import { revokeEarlierTokens } from './person-revocation.ts';
 import { tokenRoutes } from './routes.ts';
 import { createValidator } from './validation.ts';
 import { wellKnownRoutes } from './well-known.ts';
@@ -78,7 +79,7 @@ export const tokens = (options: TokensOptions = {}) => {
       const routes = tokenRoutes(ctx, issuer, validator).use(
         wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge),
       );
-      return { routes, provide: { tokenIssuer: issuer }, attach: [forgetDeletedPerson] };
+      return { routes, provide: { tokenIssuer: issuer }, attach: [forgetDeletedPerson, revokeEarlierTokens] };
     },
   });
 };

@@ -2,6 +2,7 @@ import type { PersonDirectory } from '../../core/capabilities/person-directory.t
 import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-issuer.ts';
 import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
+import { uuidv7 } from '../../core/ids.ts';
 import type { PluginContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
@@ -62,8 +63,11 @@ export function createIssue(deps: IssuerDeps) {
         `custom_claims.${refused}: ${JSON.stringify(refused)} is a registered or reserved claim and cannot be set`,
       );
 
-    const now = Math.floor(ctx.clock.now() / 1000);
-    const jti = crypto.randomUUID();
+    const nowMs = ctx.clock.now();
+    const now = Math.floor(nowMs / 1000);
+    // A UUID v7: its first 48 bits are the issue time in milliseconds, finer than iat's seconds, so a
+    // revocation of the person's earlier tokens spares one issued a moment later in the same second.
+    const jti = uuidv7(nowMs);
     const claims: Record<string, JsonValue> = {
       iss,
       sub: person.personId,

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
-import { tokensIssuedPersons } from './schema.ts';
+import { tokensIssuedPersons, tokensPersonCutoffs } from './schema.ts';
 
 /**
  * A deleted person's first-token record goes with it, in the deleting transaction. (Person IDs are not
@@ -11,5 +11,8 @@ export const forgetDeletedPerson = beforePersonDeleted.attach({
     await tx.db
       .delete(tokensIssuedPersons)
       .where(and(eq(tokensIssuedPersons.orgId, orgId), eq(tokensIssuedPersons.personId, personId)));
+    await tx.db
+      .delete(tokensPersonCutoffs)
+      .where(and(eq(tokensPersonCutoffs.orgId, orgId), eq(tokensPersonCutoffs.personId, personId)));
   },
 });

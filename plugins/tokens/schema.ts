@@ -25,3 +25,17 @@ export const tokensRevoked = pgTable(
   },
   (t) => [index('tokens_revoked_expires_idx').on(t.expiresAt)],
 );
+
+/**
+ * Persons whose earlier tokens are revoked at once (a password reset): a token of the person issued
+ * before `revoked_before` does not validate. One row per person, moved forward by each revocation.
+ */
+export const tokensPersonCutoffs = pgTable(
+  'tokens_person_cutoffs',
+  {
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    revokedBefore: timestamp('revoked_before', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.personId] })],
+);

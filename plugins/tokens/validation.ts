@@ -1,10 +1,11 @@
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import { decodeProtectedHeader } from 'jose';
 import type { InvalidReason } from '../../core/capabilities/token-issuer.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import type { TokenKeys } from './keys.ts';
+import { issuedAtMs } from './person-revocation.ts';
 import { tokensRevoked } from './schema.ts';
 
 export type Validation =
@@ -60,13 +61,17 @@ export function createValidator(deps: ValidatorDeps) {
     }
   }
 
-  async function isRevoked(jti: string): Promise<boolean> {
-    const rows = await storage.db
-      .select({ jti: tokensRevoked.jti })
-      .from(tokensRevoked)
-      .where(eq(tokensRevoked.jti, jti))
-      .limit(1);
-    return rows.length > 0;
+  /** Revoked by its jti, or issued before its person's tokens were revoked (a password reset): one query. */
+  async function isRevoked(claims: Record<string, JsonValue>, jti: string, orgId: string): Promise<boolean> {
+    const person = typeof claims.person_id === 'string' ? claims.person_id : String(claims.sub ?? '');
+    const issued = new Date(issuedAtMs(claims)).toISOString();
+    const [row] = await storage.query<{ revoked: boolean }>(
+      sql`select exists (select 1 from tokens_revoked where jti = ${jti})
+          or exists (select 1 from tokens_person_cutoffs
+                     where org_id = ${orgId}::uuid and person_id = ${person} and revoked_before > ${issued}::timestamptz)
+          as revoked`,
+    );
+    return row?.revoked === true;
   }
 
   return {
@@ -79,7 +84,7 @@ export function createValidator(deps: ValidatorDeps) {
       if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.oid !== 'string')
         return { valid: false, reason: 'malformed' };
       if (orgId !== undefined && claims.oid !== orgId) return { valid: false, reason: 'wrong_organization' };
-      if (await isRevoked(claims.jti)) return { valid: false, reason: 'revoked' };
+      if (await isRevoked(claims, claims.jti, claims.oid)) return { valid: false, reason: 'revoked' };
       return checked;
     },
     /** Revokes a token by its jti until it expires; expired rows are swept on the way. */
