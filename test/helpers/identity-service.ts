@@ -1,6 +1,7 @@
 import { decodeJwt } from 'jose';
 import type { Env } from '../../core/config.ts';
 import type { PluginDefinition } from '../../core/plugin.ts';
+import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { type PasswordOptions, password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
@@ -93,7 +94,13 @@ export interface IdentityTestService extends WebhookTestService {
  * Client addresses come from X-Forwarded-For.
  */
 export async function startIdentityService(
-  o: { env?: Env; storage?: Storage; plugins?: PluginDefinition[]; password?: PasswordOptions } = {},
+  o: {
+    env?: Env;
+    storage?: Storage;
+    plugins?: PluginDefinition[];
+    password?: PasswordOptions;
+    clock?: Clock;
+  } = {},
 ): Promise<
   WebhookTestService & { http(method: string, path: string, o?: CallOptions): Promise<CallResult> }
 > {
@@ -101,6 +108,7 @@ export async function startIdentityService(
     plugins: [...identityPlugins({ password: o.password ?? {} }), ...(o.plugins ?? [])],
     env: { TRUSTED_PROXY_HOPS: '1', LOG_LEVEL: 'error', ...o.env },
     ...(o.storage ? { storage: o.storage } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
   });
   /** As `call`, but over the loopback port: the request crosses a real socket. */
   async function http(method: string, path: string, c: CallOptions = {}): Promise<CallResult> {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { testTls } from './tls.ts';
 
 /** A certificate authority and a certificate it signed for 127.0.0.1, for STARTTLS on loopback. */
 export interface SmtpTls {
@@ -72,6 +73,18 @@ export function smtpTls(): SmtpTls {
     caFile: join(CACHE, 'ca.pem'),
   };
   return cachedTls;
+}
+
+/**
+ * One CA file trusting both test authorities (the webhook receivers' and the SMTP server's), for a
+ * service that delivers webhooks and sends mail in the same test: NODE_EXTRA_CA_CERTS names one file.
+ */
+export function bothTestCas(): string {
+  const file = join(CACHE, 'both-cas.pem');
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${testTls().caPem.trim()}\n${smtpTls().caPem.trim()}\n`);
+  renameSync(tmp, file);
+  return file;
 }
 
 /** A message the server accepted, as mailparser reads it, with how it arrived. */
