@@ -18,7 +18,9 @@ export function pageStyleSource(): Promise<string> {
 
 /**
  * The headers of every page: no caching, no framing, no script, the stylesheet by hash, forms posting to
- * this origin only, and no Referer (a page's URL may hold a one-time token).
+ * this origin only. A page's URL may hold a one-time token, so the Referer goes to this origin only:
+ * the page's own form (whose Origin header the browser then sends, where `no-referrer` would make it
+ * `null`), and nowhere else.
  */
 export async function pageHeaders(): Promise<Record<string, string>> {
   const csp = [
@@ -34,7 +36,7 @@ export async function pageHeaders(): Promise<Record<string, string>> {
     'content-security-policy': csp,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
     'cache-control': 'no-store',
     pragma: 'no-cache',
   };

@@ -146,7 +146,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
           operationId: 'GetPasswordResetPage',
           summary: 'The hosted password reset page',
           description:
-            'Where reset links lead (unless the organization set its own reset_url): `?token=`. A server-rendered form (no script, no external asset, a strict Content-Security-Policy, not framable, no Referer sent on) for the new password, with a double-submit CSRF token bound to an httpOnly SameSite=Strict cookie. An unusable link answers a page saying why (400).',
+            'Where reset links lead (unless the organization set its own reset_url): `?token=`. A server-rendered form (no script, no external asset, a strict Content-Security-Policy, not framable, no Referer sent elsewhere) for the new password, with a double-submit CSRF token bound to an httpOnly SameSite=Strict cookie. An unusable link answers a page saying why (400).',
           parameters: [{ name: 'token', in: 'query', required: true, schema: { type: 'string' } }],
           responses: {
             200: { description: 'The form', content: { 'text/html': { schema: { type: 'string' } } } },
