@@ -37,6 +37,7 @@ export {
 export {
   type AnalyticsContext,
   type HandleType,
+  type HeldHandle,
   type PersonDirectory,
   type PersonHandle,
   type PersonRecord,

@@ -9,6 +9,15 @@ export interface PersonHandle {
   value: string;
 }
 
+/** A handle as a person holds it: with whether it is proven to reach them. */
+export interface HeldHandle extends PersonHandle {
+  /**
+   * True once proven: a verification link followed (email), an SSO provider vouching for the address,
+   * or the organization saying so through the API. Only a verified email links an SSO identity.
+   */
+  verified: boolean;
+}
+
 /** A person as other plugins see it. */
 export interface PersonRecord {
   personId: string;
@@ -17,7 +26,7 @@ export interface PersonRecord {
   personType: 'regular' | 'anonymous';
   active: boolean;
   region: string;
-  handles: PersonHandle[];
+  handles: HeldHandle[];
   groups: string[];
   /** RFC 3339. */
   createdAt: string;
@@ -37,12 +46,17 @@ export interface PersonDirectory {
     options: { region?: string; analytics: AnalyticsContext },
   ): Promise<PersonRecord>;
   /**
-   * Creates a regular, active person holding these handles (normalised first) and publishes
-   * PersonCreated_v1. A handle another person holds (also when two calls race) is a 409 ServiceError.
+   * Creates a regular, active person holding these handles (normalised first; `verified` when the
+   * caller has proof, such as an SSO provider vouching for the email) and publishes PersonCreated_v1.
+   * A handle another person holds (also when two calls race) is a 409 ServiceError.
    */
   createWithHandles(
     orgId: string,
-    options: { handles: PersonHandle[]; region?: string; analytics: AnalyticsContext },
+    options: {
+      handles: Array<PersonHandle & { verified?: boolean }>;
+      region?: string;
+      analytics: AnalyticsContext;
+    },
   ): Promise<PersonRecord>;
   /** The claim that carries a person's groups in this organization's tokens. @default 'groups' */
   groupsClaimName(orgId: string): Promise<string>;

@@ -30,6 +30,19 @@ export const PersonErrors = defineErrors({
   },
   /** A body names the same handle twice, or a PUT's handles belong to different persons. */
   HANDLE_CONFLICT: { status: 409, message: detail },
+  /** The handle to verify is not the person's, or of a type no link can prove. */
+  HANDLE_NOT_VERIFIABLE: { status: 400, message: detail },
+  /** The handle is verified already: no link is sent. */
+  HANDLE_ALREADY_VERIFIED: {
+    status: 409,
+    message: (value: string) => `body.handle: ${JSON.stringify(value)} is verified already; no link was sent`,
+  },
+  /** A verification link that verifies nothing: unknown, expired or used. */
+  VERIFICATION_REFUSED: { status: 400, message: detail },
+  /** The verification form was not sent by the page this browser opened. */
+  VERIFICATION_FORM_FORBIDDEN: { status: 403, message: detail },
+  /** Too many verification links for one person. */
+  TOO_MANY_VERIFICATIONS: { status: 429, message: detail },
 });
 
 export type PersonErrorCode = ErrorCodeOf<typeof PersonErrors>;

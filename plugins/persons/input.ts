@@ -29,6 +29,14 @@ export const GroupName = v.pipe(v.string(), v.regex(GROUP_NAME_RE, GROUP_RULE));
 const HandleSchema = v.object({
   type: v.picklist(HANDLE_TYPES, `must be one of ${HANDLE_TYPES.join(', ')}`),
   value: v.pipe(v.string(), v.maxLength(320, 'must be at most 320 characters')),
+  verified: v.optional(
+    v.pipe(
+      v.boolean('must be a boolean'),
+      v.description(
+        'true when the organization has proven the address or number itself; false (the default) until a verification link is followed',
+      ),
+    ),
+  ),
 });
 
 const unsupported = (what: string) =>
@@ -61,7 +69,14 @@ export const GroupsSchema = v.object({
  * refused (400), groups de-duplicated.
  */
 export function toNewPerson(body: PersonCreate, where: string, defaultRegion: Region): NewPerson {
-  const handles = body.handles.map((h, i) => normaliseHandle(h, `${where}.handles[${i}]`));
+  const handles = body.handles.map((h, i) => {
+    const at = `${where}.handles[${i}]`;
+    if (h.verified && h.type === 'username')
+      throw PersonErrors.INVALID_PERSON_INPUT(
+        `${at}.verified: a username reaches nobody and cannot be verified`,
+      );
+    return { ...normaliseHandle(h, at), ...(h.verified ? { verified: true } : {}) };
+  });
   return {
     personType: 'regular',
     active: body.active ?? true,

@@ -8,7 +8,18 @@ export const PersonSchema = v.object({
   person_type: v.picklist(['regular', 'anonymous']),
   active: v.boolean(),
   region: v.string(),
-  handles: v.array(v.object({ type: v.picklist(HANDLE_TYPES), value: v.string() })),
+  handles: v.array(
+    v.object({
+      type: v.picklist(HANDLE_TYPES),
+      value: v.string(),
+      verified: v.pipe(
+        v.boolean(),
+        v.description(
+          'Proven to reach the person: a verification link followed, an SSO provider vouching for the email, or created with verified: true',
+        ),
+      ),
+    }),
+  ),
   groups: v.array(v.string()),
   created_at: v.pipe(v.string(), v.description('RFC 3339, UTC')),
 });
@@ -18,7 +29,7 @@ export const personJson = (p: PersonRecord): v.InferOutput<typeof PersonSchema> 
   person_type: p.personType,
   active: p.active,
   region: p.region,
-  handles: p.handles.map((h) => ({ type: h.type, value: h.value })),
+  handles: p.handles.map((h) => ({ type: h.type, value: h.value, verified: h.verified })),
   groups: p.groups,
   created_at: p.createdAt,
 });

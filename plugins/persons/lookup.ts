@@ -13,8 +13,8 @@ interface Row {
   active: boolean;
   region: string;
   created_ms: number | string;
-  /** `[[type, value], ...]` in the order they were added (json, or its text on some drivers). */
-  handles: [string, string][] | string;
+  /** `[[type, value, verified], ...]` in the order they were added (json, or its text on some drivers). */
+  handles: [string, string, boolean][] | string;
   /** Group names in name order. */
   groups: string[] | string;
 }
@@ -23,7 +23,7 @@ interface Row {
 // (their rows are never updated, so ctid order is insertion order), as the routes' reads give them.
 const COLUMNS = `p.person_id, p.org_id, p.person_type, p.active, p.region,
   (extract(epoch from p.created_at) * 1000)::float8 as created_ms,
-  coalesce((select json_agg(json_build_array(h.type, h.value) order by h.ctid)
+  coalesce((select json_agg(json_build_array(h.type, h.value, h.verified) order by h.ctid)
             from persons_handles h where h.person_id = p.person_id), '[]'::json) as handles,
   coalesce((select json_agg(m.group_name order by m.group_name)
             from persons_group_memberships m where m.person_id = p.person_id), '[]'::json) as groups`;
@@ -51,7 +51,11 @@ function recordOf(r: Row): PersonRecord {
     personType: r.person_type === 'anonymous' ? 'anonymous' : 'regular',
     active: r.active,
     region: r.region,
-    handles: json(r.handles).map(([type, value]) => ({ type: type as PersonHandle['type'], value })),
+    handles: json(r.handles).map(([type, value, verified]) => ({
+      type: type as PersonHandle['type'],
+      value,
+      verified: verified === true,
+    })),
     groups: json(r.groups),
     createdAt: new Date(Number(r.created_ms)).toISOString(),
   };

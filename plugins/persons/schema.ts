@@ -38,6 +38,8 @@ export const personHandles = pgTable(
     personId: uuid('person_id').notNull(),
     type: text('type').notNull(),
     value: text('value').notNull(),
+    /** Proven to reach the person: a verification link followed, an SSO provider's word, or the API's. */
+    verified: boolean('verified').notNull().default(false),
   },
   (t) => [
     uniqueIndex('persons_handles_unique').on(t.orgId, t.type, t.value),
@@ -82,3 +84,25 @@ export const personSettings = pgTable('persons_settings', {
   groupsClaimName: text('groups_claim_name').notNull().default(sql`'groups'`),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
 });
+
+/**
+ * Email verification links: the SHA-256 digest of each 256-bit token (never the token), the handle it
+ * proves, until when, and whether it was used. They go with their person.
+ */
+export const personHandleVerifications = pgTable(
+  'persons_handle_verifications',
+  {
+    digest: text('digest').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    personId: uuid('person_id').notNull(),
+    handleType: text('handle_type').notNull(),
+    handleValue: text('handle_value').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('persons_handle_verifications_person_idx').on(t.personId),
+    foreignKey({ columns: [t.personId], foreignColumns: [persons.personId] }).onDelete('cascade'),
+  ],
+);

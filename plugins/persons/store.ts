@@ -1,6 +1,7 @@
 import { and, asc, count, eq, gt, inArray, type SQL } from 'drizzle-orm';
 import type {
   AnalyticsContext,
+  HeldHandle,
   PersonHandle,
   PersonRecord,
 } from '../../core/capabilities/person-directory.ts';
@@ -19,7 +20,8 @@ export interface NewPerson {
   personType: 'regular' | 'anonymous';
   active: boolean;
   region: string;
-  handles: PersonHandle[];
+  /** `verified` when the organization says so (created through the API) or a provider vouched. */
+  handles: Array<PersonHandle & { verified?: boolean }>;
   groups: string[];
 }
 
@@ -63,7 +65,9 @@ export function createPersonStore(deps: {
       region: r.region,
       handles: handles
         .filter((h) => h.personId === r.personId)
-        .map((h) => ({ type: h.type as PersonHandle['type'], value: h.value })),
+        .map(
+          (h): HeldHandle => ({ type: h.type as PersonHandle['type'], value: h.value, verified: h.verified }),
+        ),
       groups: groups.filter((g) => g.personId === r.personId).map((g) => g.groupName),
       createdAt: r.createdAt.toISOString(),
     }));
@@ -125,7 +129,15 @@ export function createPersonStore(deps: {
         updatedAt: createdAt,
       })),
     );
-    const handles = made.flatMap((p) => p.handles.map((h) => ({ orgId, personId: p.personId, ...h })));
+    const handles = made.flatMap((p) =>
+      p.handles.map((h) => ({
+        orgId,
+        personId: p.personId,
+        type: h.type,
+        value: h.value,
+        verified: h.verified ?? false,
+      })),
+    );
     if (handles.length) await tx.db.insert(personHandles).values(handles);
     await ensureGroups(tx.db, orgId, [...new Set(made.flatMap((p) => p.groups))]);
     const members = made.flatMap((p) =>
@@ -230,8 +242,29 @@ export function createPersonStore(deps: {
               .where(and(eq(persons.orgId, orgId), eq(persons.personId, personId)));
           await tx.db
             .insert(personHandles)
-            .values(person.handles.map((h) => ({ orgId, personId, ...h })))
+            .values(
+              person.handles.map((h) => ({
+                orgId,
+                personId,
+                type: h.type,
+                value: h.value,
+                verified: h.verified ?? false,
+              })),
+            )
             .onConflictDoNothing({ target: [personHandles.orgId, personHandles.type, personHandles.value] });
+          // A handle the person already held becomes verified when the body says so (never the reverse).
+          for (const h of person.handles.filter((x) => x.verified))
+            await tx.db
+              .update(personHandles)
+              .set({ verified: true })
+              .where(
+                and(
+                  eq(personHandles.orgId, orgId),
+                  eq(personHandles.personId, personId),
+                  eq(personHandles.type, h.type),
+                  eq(personHandles.value, h.value),
+                ),
+              );
           if (given.groups) {
             await tx.db
               .delete(groupMemberships)

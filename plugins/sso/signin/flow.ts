@@ -176,14 +176,29 @@ export function createSignInFlow(deps: FlowDeps) {
         'the provider does not vouch for the email address',
       );
     const handle = deps.directory.normaliseHandle({ type: 'email_address', value: profile.email });
+    // Linking needs a verified email on both sides: the provider's (above) and ours. A person holding
+    // the address unverified may have been made by someone who does not own it.
+    const linked = (person: PersonRecord) => {
+      if (person.handles.some((h) => h.type === handle.type && h.value === handle.value && h.verified))
+        return person;
+      throw new SignInFailure(
+        'unverified_handle',
+        'access_denied',
+        'the person holding this email address has not verified it, so the sign-in is not linked to them',
+        person,
+      );
+    };
     const found = await deps.directory.findByHandle(orgId, handle);
-    if (found) return found;
+    if (found) return linked(found);
     try {
-      return await deps.directory.createWithHandles(orgId, { handles: [handle], analytics: rc.analytics });
+      return await deps.directory.createWithHandles(orgId, {
+        handles: [{ ...handle, verified: true }],
+        analytics: rc.analytics,
+      });
     } catch (e) {
       // Two first sign-ins of one person raced: the other one created it.
       const again = await deps.directory.findByHandle(orgId, handle);
-      if (again) return again;
+      if (again) return linked(again);
       throw e;
     }
   }

@@ -25,9 +25,9 @@ describe('persons', () => {
     const p = created.json.result;
     expect(p).toMatchObject({ person_type: 'regular', active: true, region: 'europe-belgium', groups: [] });
     expect(p.handles).toEqual([
-      { type: 'email_address', value: 'ann.smith@example.com' },
-      { type: 'phone_number', value: '+12025550142' },
-      { type: 'username', value: 'ann_smith' },
+      { type: 'email_address', value: 'ann.smith@example.com', verified: false },
+      { type: 'phone_number', value: '+12025550142', verified: false },
+      { type: 'username', value: 'ann_smith', verified: false },
     ]);
     const got = await t.call('GET', `/persons/${p.person_id}`);
     await expectStatus(got, 200);
@@ -67,7 +67,9 @@ describe('persons', () => {
       `/persons?handle=${encodeURIComponent('email_address: PList3@Example.com')}`,
     );
     await expectStatus(one, 200);
-    expect(one.json.result.map((p: { handles: unknown }) => p.handles)).toEqual([[email('list3')]]);
+    expect(one.json.result.map((p: { handles: unknown }) => p.handles)).toEqual([
+      [{ ...email('list3'), verified: false }],
+    ]);
     expect(one.json.meta.cursor_pagination).toEqual({ limit: 100, cursor: '', total_count: 1 });
   });
 
