@@ -19,6 +19,8 @@ describe('generated migrations', () => {
         'sso',
         'tokens',
         'webhooks',
+        'roles',
+        'consents',
       ].sort(),
     );
   });
