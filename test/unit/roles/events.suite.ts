@@ -202,7 +202,14 @@ export function roleEventsSuite(label: string, start: () => Promise<IdentityTest
     });
 
     it('publishes nothing for a write refused or one that changes nothing', async () => {
-      await until(async () => (await drain(), rx.requests.length === 0), 2000, 'the receiver to be drained');
+      await until(
+        async () => {
+          await drain();
+          return rx.requests.length === 0;
+        },
+        2000,
+        'the receiver to be drained',
+      );
       const before = delivered.length;
       await expectStatus(await call('POST', '/permissions', { name: 'ev.read' }), 409);
       await expectStatus(await call('POST', '/roles', { name: 'ev-x', permissions: ['ev.none'] }), 400);
