@@ -240,3 +240,38 @@ describe('the organization settings', () => {
     expect(message(bad)).toContain('body.roles_in_tokens');
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('lists every route of the roles and consents plugins with its operation, tags and body schema', async () => {
+    const doc = await t.call('GET', '/openapi.json');
+    await expectStatus(doc, 200);
+    const ops: Array<[string, string, string]> = [
+      ['/permissions', 'post', 'PostPermissions'],
+      ['/permissions/{permission_name}', 'delete', 'DeletePermissionsPermissionName'],
+      ['/roles', 'post', 'PostRoles'],
+      ['/roles/{role_name}', 'patch', 'PatchRolesRoleName'],
+      ['/persons/{person_id}/roles', 'put', 'PutPersonsPersonIdRoles'],
+      ['/persons/{person_id}/additional-permissions', 'get', 'GetPersonsPersonIdAdditionalPermissions'],
+      ['/persons/{person_id}/permissions', 'get', 'GetPersonsPersonIdPermissions'],
+      ['/persons/{person_id}/consent/gdpr', 'put', 'PutPersonsPersonIdConsentGdpr'],
+      ['/organizations/roles-settings', 'put', 'PutOrganizationsRolesSettings'],
+    ];
+    for (const [path, method, operationId] of ops) {
+      const op = doc.json.paths[path]?.[method];
+      expect({ path, operationId: op?.operationId }).toEqual({ path, operationId });
+      expect(op.tags.length).toBeGreaterThan(0);
+    }
+    const role = doc.json.paths['/roles'].post.requestBody.content['application/json'].schema;
+    expect(role.required).toEqual(expect.arrayContaining(['name', 'permissions']));
+    const consent =
+      doc.json.paths['/persons/{person_id}/consent/gdpr'].put.requestBody.content['application/json'];
+    expect(consent.schema.properties.consent_levels.items.enum).toEqual([
+      'none',
+      'necessary',
+      'analytics',
+      'marketing',
+      'retargeting',
+      'tracking',
+    ]);
+  });
+});
