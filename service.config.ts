@@ -1,6 +1,7 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
+import { oauth2 } from './plugins/oauth2/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { roles } from './plugins/roles/index.ts';
@@ -21,6 +22,7 @@ export default defineService({
     password(),
     sso(),
     ssoSignIn(),
+    oauth2(),
     roles(),
     consents(),
   ],
