@@ -24,7 +24,11 @@ export function consentClaim(storage: Storage) {
         .from(consentsGdpr)
         .where(inArray(consentsGdpr.personId, personIds));
       const found = new Map<string, Held>();
-      for (const { personId, ...held } of rows) found.set(personId, [...(found.get(personId) ?? []), held]);
+      for (const { personId, ...held } of rows) {
+        const list = found.get(personId);
+        if (list) list.push(held);
+        else found.set(personId, [held]);
+      }
       return found;
     },
     { concurrency: batchingFor(storage).concurrency },

@@ -192,7 +192,11 @@ export function createRoleStore(deps: {
           .where(eq(rolesRolePermissions.orgId, orgId)),
       ]);
       const byRole = new Map<string, string[]>();
-      for (const l of links) byRole.set(l.role, [...(byRole.get(l.role) ?? []), l.permission]);
+      for (const l of links) {
+        const list = byRole.get(l.role);
+        if (list) list.push(l.permission);
+        else byRole.set(l.role, [l.permission]);
+      }
       return roles
         .map((r) => ({ ...r, permissions: sortedUnique(byRole.get(r.name) ?? []) }))
         .sort((a, b) => compareNames(a.name, b.name));

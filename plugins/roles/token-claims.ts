@@ -24,7 +24,11 @@ export function rolesClaim(storage: Storage, settings: SettingsStore) {
         .from(rolesPersonRoles)
         .where(inArray(rolesPersonRoles.personId, personIds));
       const found = new Map<string, Array<{ orgId: string; role: string }>>();
-      for (const { personId, ...held } of rows) found.set(personId, [...(found.get(personId) ?? []), held]);
+      for (const { personId, ...held } of rows) {
+        const list = found.get(personId);
+        if (list) list.push(held);
+        else found.set(personId, [held]);
+      }
       return found;
     },
     { concurrency: batchingFor(storage).concurrency },
