@@ -1,8 +1,10 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { consents } from './plugins/consents/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
+import { roles } from './plugins/roles/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
 import { tokens } from './plugins/tokens/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
@@ -12,5 +14,16 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change (start-up names any plugin a narrowed list still needs).
  */
 export default defineService({
-  plugins: [attributes(), webhooks(), persons(), tokens(), password(), sso(), ssoSignIn(), oauth2()],
+  plugins: [
+    attributes(),
+    webhooks(),
+    persons(),
+    tokens(),
+    password(),
+    sso(),
+    ssoSignIn(),
+    oauth2(),
+    roles(),
+    consents(),
+  ],
 });

@@ -178,6 +178,12 @@ const EnvSchema = v.object({
     str('MAIL_RETRY_WINDOW_MINUTES', 'must be an integer from 1 to 1440', isInt(1, 1440)),
     '60',
   ),
+  REGION: v.optional(
+    str('REGION', 'must be a region name of 1 to 64 lower-case letters, digits and -', (s) =>
+      /^[a-z0-9][a-z0-9-]{0,63}$/.test(s),
+    ),
+    'us-iowa',
+  ),
 });
 
 /** A MASTER_KEY entry `[kid:]base64` split in two; `kid` is undefined when the entry names none. */
@@ -274,6 +280,8 @@ export interface Config {
   mailTemplatesDir: string | undefined;
   /** How long a message the transport refuses is retried (MAIL_RETRY_WINDOW_MINUTES). */
   mailRetryWindowMs: number;
+  /** The region that holds the deployment's data: the `region` of `_InRegion` events. @default 'us-iowa' */
+  region: string;
   /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
   environment: Readonly<Env>;
 }
@@ -356,6 +364,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     mailFrom: e.MAIL_FROM ?? defaultMailFrom(publicBaseUrl),
     mailTemplatesDir: e.MAIL_TEMPLATES_DIR,
     mailRetryWindowMs: Number(e.MAIL_RETRY_WINDOW_MINUTES) * 60_000,
+    region: e.REGION,
     environment: Object.freeze({ ...env }),
   };
 }

@@ -174,3 +174,10 @@ export {
 } from './tokens/before-token-issued.ts';
 export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
 export { type PersonTokensRevocation, revokePersonTokens } from './tokens/revoke-person-tokens.ts';
+export {
+  SERVICE_CLAIMS,
+  type ServiceClaimName,
+  type ServiceClaims,
+  type ServiceClaimsRequest,
+  serviceTokenClaims,
+} from './tokens/service-claims.ts';

@@ -20,6 +20,8 @@ describe('generated migrations', () => {
         'sso',
         'tokens',
         'webhooks',
+        'roles',
+        'consents',
       ].sort(),
     );
   });
