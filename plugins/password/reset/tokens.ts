@@ -22,6 +22,8 @@ export type TokenLookup = { ok: true; reset: OpenReset } | { ok: false; refusal:
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** Settled and expired rows are kept this long (so a late click is told why), then swept. */
 const KEEP_MS = 24 * 60 * 60 * 1000;
+/** How often an organization's old rows are swept, at most, by one replica. */
+const SWEEP_EVERY_MS = 60_000;
 
 export const digestOf = async (token: string) => toHex(await sha256(token));
 
@@ -32,6 +34,7 @@ export const digestOf = async (token: string) => toHex(await sha256(token));
 export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs: number }) {
   const { storage, clock } = deps;
   const t = passwordResetTokens;
+  const swept = new Map<string, number>();
 
   /** Voids every open token of the person (in `tx`) with this reason, but for `except`. */
   async function voidOpen(
@@ -86,7 +89,11 @@ export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs:
         .returning({ digest: t.digest });
       if (inserted.length === 0) return undefined;
       await voidOpen(tx.db, r.orgId, r.personId, 'superseded', digest);
-      await tx.db.delete(t).where(and(eq(t.orgId, r.orgId), lt(t.expiresAt, new Date(now - KEEP_MS))));
+      if (now - (swept.get(r.orgId) ?? 0) > SWEEP_EVERY_MS) {
+        if (swept.size >= 10_000) swept.clear();
+        swept.set(r.orgId, now);
+        await tx.db.delete(t).where(and(eq(t.orgId, r.orgId), lt(t.expiresAt, new Date(now - KEEP_MS))));
+      }
       return { token, expiresAt };
     },
 
