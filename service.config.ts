@@ -1,7 +1,9 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { edge } from './plugins/edge/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
+import { sdk } from './plugins/sdk/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
 import { tokens } from './plugins/tokens/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
@@ -11,5 +13,5 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change (start-up names any plugin a narrowed list still needs).
  */
 export default defineService({
-  plugins: [attributes(), webhooks(), persons(), tokens(), password(), sso(), ssoSignIn()],
+  plugins: [attributes(), webhooks(), persons(), tokens(), password(), sso(), ssoSignIn(), sdk(), edge()],
 });

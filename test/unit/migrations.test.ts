@@ -19,6 +19,7 @@ describe('generated migrations', () => {
         'sso',
         'tokens',
         'webhooks',
+        'sdk',
       ].sort(),
     );
   });
