@@ -45,6 +45,7 @@ export {
   type IssuedToken,
   type IssueRequest,
   type TokenIssuer,
+  type TokenRevocation,
   tokenIssuer,
 } from './capabilities/token-issuer.ts';
 export { type Config, ConfigError, type Env } from './config.ts';
@@ -150,3 +151,4 @@ export {
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
 export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
+export { onTokenRevoked, type TokenRevoked } from './tokens/token-revoked.ts';
