@@ -40,7 +40,9 @@ export function normaliseOrigins(list: readonly string[]): string[] {
   const out = list.map((text, i) => {
     const origin = originOf(text);
     if (!origin)
-      throw SdkErrors.INVALID_ORIGIN(`allowed_origins[${i}] ${ORIGIN_RULE} (got ${JSON.stringify(text)})`);
+      throw SdkErrors.INVALID_ORIGIN(
+        `body.allowed_origins[${i}]: ${ORIGIN_RULE} (got ${JSON.stringify(text)})`,
+      );
     return origin;
   });
   return [...new Set(out)].sort();

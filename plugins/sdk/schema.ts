@@ -17,13 +17,10 @@ export const MAX_ORIGINS = 50;
 export const AllowedOriginsBody = v.object({
   allowed_origins: v.pipe(
     v.array(
-      v.pipe(
-        v.string('allowed_origins[] must be a string'),
-        v.maxLength(512, 'must be at most 512 characters'),
-      ),
-      'allowed_origins must be an array of origins',
+      v.pipe(v.string('must be a string'), v.maxLength(512, 'must be at most 512 characters')),
+      'must be an array of origins',
     ),
-    v.maxLength(MAX_ORIGINS, `allowed_origins must hold at most ${MAX_ORIGINS} origins`),
+    v.maxLength(MAX_ORIGINS, `must hold at most ${MAX_ORIGINS} origins`),
     v.description(
       'Origins as browsers send them: `https://host[:port]` (http only on localhost, 127.0.0.1 or [::1]), no path, query or fragment; a trailing slash is dropped. Replaces the list.',
     ),
