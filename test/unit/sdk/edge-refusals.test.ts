@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const sample = (name: string) => ({
+const sample = (name: string): Record<string, unknown> => ({
   event_name: name,
   ...eventDefinition(name)!.sample({ orgId: s.org.id, now: Date.now() }),
 });
