@@ -272,6 +272,44 @@ export function sdkIngestSuite(label: string, start: () => Promise<IdentityTestS
       });
     });
 
+    describe('concurrency', () => {
+      it('reports one PersonLoggedOut_v1 when one token logs out many times at once', async () => {
+        const { personId, token } = await personWithToken();
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            t.http('POST', '/logout', { key: null, headers: { authorization: `Bearer ${token}` } }),
+          ),
+        );
+        for (const res of answers) await expectStatus(res, 204);
+        await arrivedFor('PersonLoggedOut_v1', personId);
+        const marker = await sdkEvents({ event_name: 'ServiceSDKLoaded_v1' });
+        await arrived(marker.json.result.event_ids);
+        await Bun.sleep(200);
+        await collect();
+        expect(await arrivedFor('PersonLoggedOut_v1', personId)).toHaveLength(1);
+      });
+
+      it('ends racing replacements of the allowed origins as one of them, never a 500', async () => {
+        const lists = Array.from({ length: 6 }, (_, i) => [
+          APP,
+          `https://r${i}.example`,
+          'https://shared.example',
+        ]);
+        const answers = await Promise.all(
+          lists.map((allowed_origins) =>
+            t.http('PUT', '/organizations/allowed-origins', { body: { allowed_origins } }),
+          ),
+        );
+        for (const res of answers) await expectStatus(res, 200);
+        const now = (await t.http('GET', '/organizations/allowed-origins')).json.result.allowed_origins;
+        expect(lists.map((l) => [...l].sort())).toContainEqual(now);
+        await expectStatus(
+          await t.http('PUT', '/organizations/allowed-origins', { body: { allowed_origins: [APP] } }),
+          200,
+        );
+      });
+    });
+
     describe('the edge ingest', () => {
       it('publishes the Gate events and MitmAttackDetected_v1 with the members sent', async () => {
         const names = [
