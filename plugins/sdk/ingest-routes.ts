@@ -7,7 +7,7 @@ import {
 } from '../../core/events/ingest.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders, passThrough } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
@@ -15,7 +15,7 @@ import type { Cors } from './cors.ts';
 import { SdkErrors } from './errors.ts';
 import { withRequestMetadata, withTokenPerson } from './members.ts';
 import { bearerOf, type PersonTokens } from './person-token.ts';
-import { AcceptedResult, SdkEventsDoc } from './schema.ts';
+import { AcceptedResult, sdkEventsBodyDoc } from './schema.ts';
 
 /** What POST /sdk/events takes. */
 export const SDK_INGEST: IngestRules = {
@@ -68,8 +68,6 @@ export function ingestRoutes(ctx: ServiceContext, deps: IngestRouteDeps) {
       orgOnly: true,
       // Read by the handler once CORS is settled, so the SDK can read every refusal.
       parse: 'none',
-      // Documents the body; submittedEvents and the catalogue's schemas check it.
-      body: passThrough(SdkEventsDoc),
       headers: consistencyHeaders(ctx.headers),
       response: {
         202: AcceptedResult,
@@ -78,6 +76,7 @@ export function ingestRoutes(ctx: ServiceContext, deps: IngestRouteDeps) {
         429: ErrorEnvelopeSchema,
       },
       detail: {
+        requestBody: sdkEventsBodyDoc(SDK_INGEST.maxEvents),
         operationId: 'PostSdkEvents',
         summary: "Publish the browser SDK's events",
         description: `End-user facing: \`Service-OrgID\` only. One event, or an array of 1 to ${SDK_INGEST.maxEvents}, each \`{event_name, ...members}\` with event_name ServiceSDKLoaded_v1, VirtualPageLoaded_v1 or PersonIdentified_v1; at most ${SDK_INGEST.maxBytes} bytes. Members are checked against the catalogue (400 naming each, unknown members included); analytics_metadata and browser_metadata members left out are filled from the request (the client address always is, when known; User-Agent; Referer or Origin as window_location; Service-SDK-Version; Service-Analytics-Correlation-ID or a fresh UUID). PersonIdentified_v1, and a VirtualPageLoaded_v1 naming a person, need the person's token (Authorization: Bearer; 401 otherwise): person_id and region come from it (403 for another person). All events are published or none; 202 with their event_ids. A browser Origin must be one of the organization's allowed origins (403). Rate-limited per client address (429 with Retry-After).`,

@@ -5,7 +5,7 @@ import { eventDefinition } from '../../core/events/catalogue/index.ts';
 import { buildSubmitted, readIngestBody } from '../../core/events/ingest.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders, passThrough } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
@@ -13,7 +13,7 @@ import type { Cors } from './cors.ts';
 import { tooMany } from './ingest-routes.ts';
 import { withRequestMetadata } from './members.ts';
 import { bearerOf, type PersonTokens, unauthorized } from './person-token.ts';
-import { LogoutDoc } from './schema.ts';
+import { logoutBodyDoc } from './schema.ts';
 
 const LOGGED_OUT = eventDefinition('PersonLoggedOut_v1')!;
 /** What a logout body may give: the person comes from the token. */
@@ -110,10 +110,10 @@ export function logoutRoutes(ctx: ServiceContext, deps: LogoutDeps) {
     {
       orgOnly: true,
       parse: 'none',
-      body: passThrough(LogoutDoc),
       headers: consistencyHeaders(ctx.headers),
       response: { ...errorResponses, ...writeErrorResponses, 429: ErrorEnvelopeSchema },
       detail: {
+        requestBody: logoutBodyDoc,
         operationId: 'PostLogout',
         summary: "Log a person out: revoke the person's token",
         description:

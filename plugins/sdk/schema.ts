@@ -31,54 +31,78 @@ export const AllowedOriginsResult = v.object({
   result: v.object({ allowed_origins: v.array(v.string()) }),
 });
 
-const partialAnalytics = v.object({
-  analytics_correlation_id: v.optional(
-    v.pipe(v.string(), v.description('A UUID correlating the client’s events; a fresh one when absent.')),
-  ),
-  client_ip_address: v.optional(
-    v.pipe(
-      v.string(),
-      v.description('Ignored when the service knows the client address (it always does over a socket).'),
+// The request bodies the SDK routes read themselves (`parse: 'none'`), written out for the OpenAPI
+// document; submittedEvents and the catalogue's schemas check them.
+const str = (description: string) => ({ type: 'string' as const, description });
+const analyticsDoc = {
+  type: 'object' as const,
+  description: 'Members left out are filled from the request.',
+  properties: {
+    analytics_correlation_id: str(
+      "A UUID correlating the client's events; default: Service-Analytics-Correlation-ID, else a fresh one.",
     ),
-  ),
-});
-
-const partialBrowser = v.object({
-  user_agent: v.optional(v.pipe(v.string(), v.description('Default: the User-Agent header.'))),
-  window_location: v.optional(v.pipe(v.string(), v.description('Default: the Referer header, else Origin.'))),
-  service_sdk_version: v.optional(
-    v.pipe(v.string(), v.description('Default: the Service-SDK-Version header.')),
-  ),
-});
-
-/** One SDK event as a client sends it (documentation; the route checks the body itself). */
-export const SdkEventDoc = v.object({
-  event_name: v.pipe(
-    v.picklist(['ServiceSDKLoaded_v1', 'VirtualPageLoaded_v1', 'PersonIdentified_v1']),
-    v.description('The catalogue name of the event.'),
-  ),
-  analytics_metadata: v.optional(partialAnalytics),
-  browser_metadata: v.optional(partialBrowser),
-  person_id: v.optional(
-    v.pipe(
-      v.string(),
-      v.description("Only with the person's token (Authorization: Bearer); filled from it."),
+    client_ip_address: str(
+      'Ignored when the service knows the client address (it always does over a socket).',
     ),
-  ),
-  region: v.optional(
-    v.pipe(v.string(), v.description("The region of the person's data; filled from the token's person.")),
-  ),
+  },
+};
+const browserDoc = {
+  type: 'object' as const,
+  description: 'Members left out are filled from the request.',
+  properties: {
+    user_agent: str('Default: the User-Agent header.'),
+    window_location: str('Default: the Referer header, else Origin.'),
+    service_sdk_version: str('Default: the Service-SDK-Version header.'),
+  },
+};
+const sdkEventDoc = {
+  type: 'object' as const,
+  required: ['event_name'],
+  properties: {
+    event_name: {
+      type: 'string' as const,
+      enum: ['ServiceSDKLoaded_v1', 'VirtualPageLoaded_v1', 'PersonIdentified_v1'],
+      description: 'The catalogue name of the event.',
+    },
+    analytics_metadata: analyticsDoc,
+    browser_metadata: browserDoc,
+    person_id: str(
+      "VirtualPageLoaded_v1 and PersonIdentified_v1: only with the person's token, which fills it.",
+    ),
+    region: str("The region of the token's person's data; filled from it."),
+  },
+};
+
+/** POST /sdk/events: one event, or an array of them. */
+export const sdkEventsBodyDoc = (maxEvents: number) => ({
+  required: true,
+  description: `One SDK event, or an array of 1 to ${maxEvents}.`,
+  content: {
+    'application/json': {
+      schema: {
+        oneOf: [
+          sdkEventDoc,
+          { type: 'array' as const, items: sdkEventDoc, minItems: 1, maxItems: maxEvents },
+        ],
+      },
+    },
+  },
 });
 
-export const SdkEventsDoc = v.union([SdkEventDoc, v.array(SdkEventDoc)]);
-
-/** What the logout route reads of its optional body (documentation; checked by the route). */
-export const LogoutDoc = v.optional(
-  v.object({
-    analytics_metadata: v.optional(partialAnalytics),
-    browser_metadata: v.optional(partialBrowser),
-  }),
-);
+/** POST /logout: optional metadata of the PersonLoggedOut_v1 event. */
+export const logoutBodyDoc = {
+  required: false,
+  description: 'Optional: the logout event’s metadata; the person is the token’s.',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object' as const,
+        additionalProperties: false,
+        properties: { analytics_metadata: analyticsDoc, browser_metadata: browserDoc },
+      },
+    },
+  },
+};
 
 export const AcceptedResult = v.object({
   result: v.object({
