@@ -1,6 +1,7 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
 import { edge } from './plugins/edge/index.ts';
+import { oauth2 } from './plugins/oauth2/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { sdk } from './plugins/sdk/index.ts';
@@ -13,5 +14,16 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change (start-up names any plugin a narrowed list still needs).
  */
 export default defineService({
-  plugins: [attributes(), webhooks(), persons(), tokens(), password(), sso(), ssoSignIn(), sdk(), edge()],
+  plugins: [
+    attributes(),
+    webhooks(),
+    persons(),
+    tokens(),
+    password(),
+    sso(),
+    ssoSignIn(),
+    oauth2(),
+    sdk(),
+    edge(),
+  ],
 });
