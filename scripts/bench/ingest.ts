@@ -77,7 +77,7 @@ async function serviceFor(target: Target, receivers: Receivers) {
 
   const definition = eventDefinition(EVENT)!;
   const members = definition.sample({ orgId: organization.id, now: Date.now() });
-  /** The bound: one event through ctx.events.publish, as the webhooks section publishes. */
+  /** The reference: one event through ctx.events.publish, as the webhooks section publishes. */
   const publish = async () => {
     const t = now();
     const event = await service.ctx.events.publishByName(organization.id, EVENT, members);
@@ -235,7 +235,7 @@ export async function benchIngest(o: IngestBenchOptions): Promise<string> {
         await waitFor(() => warm.every((w) => receivers.arrivals.has(w.id)), 30_000, 'the warm-up');
         const bound = await run(receivers, s.publish, o.events, 1, o.inflight);
         line(
-          `bound: ${target.name}, webhooks pipeline (ctx.events.publish), 1 webhook`,
+          `reference: ${target.name}, webhooks pipeline (ctx.events.publish), 1 webhook`,
           bound,
           undefined,
           false,
