@@ -22,6 +22,7 @@ describe('generated migrations', () => {
         'webhooks',
         'roles',
         'consents',
+        'sdk',
       ].sort(),
     );
   });
