@@ -6,7 +6,7 @@ import { authenticateClient, presentedClient } from './client-auth.ts';
 import type { ClientCache } from './client-cache.ts';
 import { readForm } from './form.ts';
 import type { LastUsed } from './last-used.ts';
-import { answerFor, errorAnswer, jsonAnswer } from './responses.ts';
+import { answerFor, errorAnswer, jsonAnswer, type OAuthAnswer } from './responses.ts';
 import type { OAuth2Registry } from './server.ts';
 
 export interface EndpointDeps {
@@ -33,9 +33,9 @@ export function analyticsOf(request: Request): AnalyticsContext {
  */
 export function oauthEndpoint(
   deps: EndpointDeps,
-  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Promise<Response>,
+  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Promise<OAuthAnswer>,
 ) {
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request): Promise<OAuthAnswer> => {
     try {
       const params = await readForm(request);
       const client = await authenticateClient(deps.clients, presentedClient(request.headers, params));

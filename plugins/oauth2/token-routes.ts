@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AccessTokens } from './access-tokens.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
+import type { OAuthAnswer } from './responses.ts';
 import { type EndpointDeps, tokenEndpoint } from './token-endpoint.ts';
 
 const TAGS = ['OAuth2'];
@@ -82,11 +83,20 @@ const errors = {
  * (`parse: 'none'`): duplicates must be seen, and the form is parsed once, cheaply.
  */
 export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
-  const token = tokenEndpoint(deps);
-  const introspect = introspectionEndpoint(deps, accessTokens);
-  const revoke = revocationEndpoint(deps, accessTokens);
+  type Set = { status?: number | string; headers: Record<string, string | number> };
+  const answering =
+    (endpoint: (request: Request) => Promise<OAuthAnswer>) =>
+    async ({ request, set }: { request: Request; set: Set }) => {
+      const answer = await endpoint(request);
+      set.status = answer.status;
+      Object.assign(set.headers, answer.headers);
+      return answer.body;
+    };
+  const token = answering(tokenEndpoint(deps));
+  const introspect = answering(introspectionEndpoint(deps, accessTokens));
+  const revoke = answering(revocationEndpoint(deps, accessTokens));
   return new Elysia()
-    .post('/oauth2/tokens', ({ request }) => token(request), {
+    .post('/oauth2/tokens', token, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2Tokens',
@@ -138,7 +148,7 @@ export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
         },
       },
     })
-    .post('/oauth2/tokens/introspect', ({ request }) => introspect(request), {
+    .post('/oauth2/tokens/introspect', introspect, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2TokensIntrospect',
@@ -187,7 +197,7 @@ export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
         },
       },
     })
-    .post('/oauth2/tokens/revoke', ({ request }) => revoke(request), {
+    .post('/oauth2/tokens/revoke', revoke, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2TokensRevoke',
