@@ -1,3 +1,4 @@
+import { expect } from 'bun:test';
 import type { Env } from '../../../core/config.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
@@ -66,3 +67,23 @@ export type OAuth2TestService = Awaited<ReturnType<typeof startOAuth2Service>>;
 /** The value of an Authorization header for HTTP Basic with RFC 6749 appendix B encoding. */
 export const basic = (id: string, secret: string, encode = (s: string) => encodeURIComponent(s)) =>
   `Basic ${btoa(`${encode(id)}:${encode(secret)}`)}`;
+
+/**
+ * Asserts an OAuth error answer: the status, the envelope (errors with the status, meta.cursor_pagination)
+ * with RFC 6749 error and error_description in the same body, never cached. Answers the description.
+ */
+export async function expectOAuthError(res: Response, status: number, error: string): Promise<string> {
+  const text = await res.text();
+  await expectStatus({ status: res.status, text }, status);
+  const body = JSON.parse(text);
+  expect(body).toEqual({
+    errors: [{ httpcode: status, message: body.error_description }],
+    meta: { cursor_pagination: { limit: 0, cursor: '', total_count: 0 } },
+    error,
+    error_description: expect.any(String),
+  });
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  if (status === 401)
+    expect(res.headers.get('www-authenticate')).toBe('Basic realm="oauth2", charset="UTF-8"');
+  return body.error_description;
+}
