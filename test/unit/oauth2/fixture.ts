@@ -1,5 +1,7 @@
 import { expect } from 'bun:test';
 import type { Env } from '../../../core/config.ts';
+import type { CapabilityMap } from '../../../core/contract/capabilities.ts';
+import type { PluginDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { oauth2 } from '../../../plugins/oauth2/index.ts';
@@ -14,7 +16,14 @@ export const CLIENTS = '/oauth2/clients';
  * A service with the persons, tokens and oauth2 plugins on a loopback port, its PUBLIC_BASE_URL that
  * port's URL, so an OAuth client library can run discovery against it and fetch the JWKS for real.
  */
-export async function startOAuth2Service(o: { env?: Env; clock?: Clock; storage?: Storage } = {}) {
+export async function startOAuth2Service(
+  o: {
+    env?: Env;
+    clock?: Clock;
+    storage?: Storage;
+    plugins?: PluginDefinition<unknown, CapabilityMap, CapabilityMap>[];
+  } = {},
+) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const server = Bun.serve({
@@ -24,7 +33,7 @@ export async function startOAuth2Service(o: { env?: Env; clock?: Clock; storage?
   });
   const url = `http://127.0.0.1:${server.port}`;
   const t = await startTestService({
-    definition: { plugins: [persons(), tokens(), oauth2()] },
+    definition: { plugins: [persons(), tokens(), oauth2(), ...(o.plugins ?? [])] },
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
