@@ -4,7 +4,7 @@ import type { CapabilityMap } from '../../../core/contract/capabilities.ts';
 import type { PluginDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
-import { oauth2 } from '../../../plugins/oauth2/index.ts';
+import { type OAuth2Options, oauth2 } from '../../../plugins/oauth2/index.ts';
 import { persons } from '../../../plugins/persons/index.ts';
 import { tokens } from '../../../plugins/tokens/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -22,6 +22,7 @@ export async function startOAuth2Service(
     clock?: Clock;
     storage?: Storage;
     plugins?: PluginDefinition<unknown, CapabilityMap, CapabilityMap>[];
+    oauth2?: OAuth2Options;
   } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
@@ -33,7 +34,7 @@ export async function startOAuth2Service(
   });
   const url = `http://127.0.0.1:${server.port}`;
   const t = await startTestService({
-    definition: { plugins: [persons(), tokens(), oauth2(), ...(o.plugins ?? [])] },
+    definition: { plugins: [persons(), tokens(), oauth2(o.oauth2), ...(o.plugins ?? [])] },
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
