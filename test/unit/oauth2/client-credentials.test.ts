@@ -36,6 +36,15 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     );
   });
 
+  it('serves the same metadata at the RFC 8414 address, which oauth4webapi discovers too', async () => {
+    const issuer = new URL(t.url);
+    const rfc8414 = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...http }),
+    );
+    expect(rfc8414).toEqual(as);
+  });
+
   it('grants an RFC 9068 access token by HTTP Basic that a resource server validates', async () => {
     const c = await t.createClient({ scopes: ['read', 'write'] });
     const result = await grant(c.client_id, oauth.ClientSecretBasic(c.client_secret!), { scope: 'read' });
