@@ -49,7 +49,6 @@ describe('OAuth 2.0 clients', () => {
     for (const text of [got.text, list.text]) expect(text).not.toContain(secret);
     // Only a digest is kept: the row holds no trace of the secret itself.
     const rows = await t.service.ctx.storage.query<{ secret_digest: string }>(
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: not a template
       (await import('drizzle-orm'))
         .sql`select secret_digest from oauth2_clients where client_id = ${made.client_id}`,
     );

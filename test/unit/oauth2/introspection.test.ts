@@ -153,11 +153,7 @@ describe('revocation (RFC 7009), driven by oauth4webapi', () => {
     await expectStatus(res.clone(), 200);
     expect(await oauth.processRevocationResponse(res)).toBeUndefined();
     expect(await introspect(asker, token)).toEqual({ active: false });
-    expect(
-      await t.service.ctx
-        .capability((await import('../../../core/capabilities/oauth2-server.ts')).oauth2Server)!
-        .verifyAccessToken(token),
-    ).toBeUndefined();
+    expect(await t.service.ctx.capability(oauth2Server)!.verifyAccessToken(token)).toBeUndefined();
     // Revoking again, or a token that is none, changes nothing and answers 200.
     for (const again of [token, 'garbage']) await expectStatus(await revoke(c, again), 200);
   });
