@@ -5,6 +5,19 @@ import type { OAuthAnswer } from './responses.ts';
 import { type EndpointDeps, tokenEndpoint } from './token-endpoint.ts';
 
 const TAGS = ['OAuth2'];
+
+/**
+ * CORS for the token and revocation endpoints, so a browser app (a public client with PKCE) can call
+ * them: any origin, since the request carries the client's credentials or code, never a cookie.
+ * Introspection is for confidential clients on servers and has none.
+ */
+const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'www-authenticate' };
+const PREFLIGHT = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST',
+  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-max-age': '600',
+};
 /** HTTP Basic, or the credentials in the form (which OpenAPI cannot name as a scheme). */
 const security = [{ clientBasic: [] }];
 
@@ -85,17 +98,34 @@ const errors = {
 export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
   type Set = { status?: number | string; headers: Record<string, string | number> };
   const answering =
-    (endpoint: (request: Request) => Promise<OAuthAnswer>) =>
+    (endpoint: (request: Request) => Promise<OAuthAnswer>, cors: boolean) =>
     async ({ request, set }: { request: Request; set: Set }) => {
       const answer = await endpoint(request);
       set.status = answer.status;
       Object.assign(set.headers, answer.headers);
+      if (cors && request.headers.has('origin')) Object.assign(set.headers, CORS);
       return answer.body;
     };
-  const token = answering(tokenEndpoint(deps));
-  const introspect = answering(introspectionEndpoint(deps, accessTokens));
-  const revoke = answering(revocationEndpoint(deps, accessTokens));
+  const token = answering(tokenEndpoint(deps), true);
+  const introspect = answering(introspectionEndpoint(deps, accessTokens), false);
+  const revoke = answering(revocationEndpoint(deps, accessTokens), true);
+  const preflight = ({ set }: { set: Set }) => {
+    set.status = 204;
+    Object.assign(set.headers, PREFLIGHT);
+  };
+  const preflightDoc = (path: string) => ({
+    detail: {
+      summary: `CORS preflight of ${path}`,
+      description:
+        'Browser apps (public clients) call the token and revocation endpoints from any origin: they authenticate by their credentials, never by cookies.',
+      tags: TAGS,
+      security: [],
+      responses: { 204: { description: 'Allowed: POST with Authorization and Content-Type' } },
+    },
+  });
   return new Elysia()
+    .options('/oauth2/tokens', preflight, preflightDoc('/oauth2/tokens'))
+    .options('/oauth2/tokens/revoke', preflight, preflightDoc('/oauth2/tokens/revoke'))
     .post('/oauth2/tokens', token, {
       parse: 'none',
       detail: {

@@ -233,3 +233,30 @@ describe('public clients', () => {
     await expectOAuthError(alone, 400, 'unauthorized_client');
   });
 });
+
+describe('browser apps', () => {
+  it('may call the token and revocation endpoints from any origin (CORS), introspection not', async () => {
+    for (const path of ['/oauth2/tokens', '/oauth2/tokens/revoke']) {
+      const preflight = await fetch(`${t.url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://spa.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      await expectStatus(preflight, 204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('content-type');
+    }
+    const res = await t.post(TOKENS, grant, { ...auth, origin: 'https://spa.example' });
+    await expectStatus(res, 200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const refused = await t.post(TOKENS, grant, { origin: 'https://spa.example' });
+    await expectOAuthError(refused, 401, 'invalid_client');
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    const introspection = await fetch(`${t.url}/oauth2/tokens/introspect`, { method: 'OPTIONS' });
+    await expectStatus(introspection, 405);
+  });
+});
