@@ -70,7 +70,16 @@ export function tokenEndpoint(deps: EndpointDeps) {
         'unauthorized_client',
         `client ${client.clientId} may not use the ${grantType} grant (its grant types: ${client.grantTypes.join(', ')})`,
       );
-    const body = await grant.handle({ client, params, request: analyticsOf(request) });
+    // The caller's context is built only for a grant that reads it (client_credentials does not).
+    let analytics: AnalyticsContext | undefined;
+    const body = await grant.handle({
+      client,
+      params,
+      get request() {
+        analytics ??= analyticsOf(request);
+        return analytics;
+      },
+    });
     lastUsed.seen(client.clientId);
     return jsonAnswer(body);
   });
