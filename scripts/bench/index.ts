@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [ingest] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [ingest] [oauth2] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { benchBus } from './bus.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { benchIngest } from './ingest.ts';
+import { benchOAuth2 } from './oauth2.ts';
 import { benchPassword } from './password.ts';
 import { ROOT } from './processes.ts';
 import { benchSso } from './sso.ts';
@@ -32,6 +33,7 @@ const sections: Record<string, () => Promise<string>> = {
   hook: () => benchHook({ n: 3000 }),
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
   ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
+  oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64 }),
 };
 
 const results: Record<string, string> = {};
