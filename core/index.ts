@@ -14,6 +14,7 @@ export {
 } from './batching/group-commit.ts';
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export {
+  type AccessTokenClaims,
   type AccessTokenRequest,
   type OAuth2Server,
   type OAuthClient,
@@ -25,6 +26,7 @@ export {
   type OAuthTokenResponse,
   type OAuthTokenStore,
   oauth2Server,
+  type SignedAccessToken,
 } from './capabilities/oauth2-server.ts';
 export {
   type PasswordAuthenticator,

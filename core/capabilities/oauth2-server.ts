@@ -16,6 +16,10 @@ export interface OAuthClient {
   redirectUris: string[];
   /** The scopes the client may be granted. */
   scopes: string[];
+  /** Seconds its access tokens live (its access_token_duration, else the deployment's default). */
+  accessTokenLifetime?: number;
+  /** Seconds its refresh tokens live (its refresh_token_duration, else the deployment's default). */
+  refreshTokenLifetime?: number;
 }
 
 /** The RFC 6749 §5.2 error codes (and §4.1.2.1's access_denied), plus what extensions register. */
@@ -76,6 +80,32 @@ export interface AccessTokenRequest {
   authTime?: number;
 }
 
+/** The claims of an access token (RFC 9068), as signed and as verification answers them. */
+export interface AccessTokenClaims {
+  iss: string;
+  /** The person's ID, or the client ID for client_credentials. */
+  sub: string;
+  /** The deployment's issuer URL (PUBLIC_BASE_URL): the resource servers of the deployment. */
+  aud: string;
+  client_id: string;
+  /** The organization of the client. */
+  oid: string;
+  /** Space-delimited granted scopes. */
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  auth_time?: number;
+}
+
+/** A signed access token. */
+export interface SignedAccessToken {
+  token: string;
+  /** Seconds until it expires (the token endpoint's expires_in). */
+  expiresIn: number;
+  claims: AccessTokenClaims;
+}
+
 /** A handler of one grant type at the token endpoint. */
 export interface OAuthGrant {
   type: OAuthGrantType;
@@ -101,7 +131,14 @@ export interface OAuth2Server {
   /** The client with this ID (client IDs are unique across the deployment), or undefined. */
   client(clientId: string): Promise<OAuthClient | undefined>;
   /** Signs an RFC 9068 access token (typ at+jwt) with the deployment's token keys. */
-  signAccessToken(request: AccessTokenRequest): Promise<{ token: string; expiresIn: number }>;
+  signAccessToken(request: AccessTokenRequest): Promise<SignedAccessToken>;
+  /**
+   * The claims of an active access token of this deployment (typ at+jwt, signature, issuer, expiry, not
+   * revoked, its client still there), or undefined: what userinfo and introspection trust.
+   */
+  verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
+  /** Revokes an access token until it expires (a replayed authorization code revokes what it issued). */
+  revokeAccessToken(claims: Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>): Promise<void>;
   /** Registers the handler of a grant type; a second handler for one type is a start-up error. */
   addGrant(grant: OAuthGrant): void;
   /** Registers a store of opaque tokens that introspection and revocation consult. */
