@@ -27,7 +27,9 @@ export function discoveryDocument(base: string) {
     id_token_signing_alg_values_supported: ['ES256'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    scopes_supported: ['openid'],
+    scopes_supported: ['openid', 'email', 'phone', 'username'],
+    // RFC 9207: authorization responses carry iss, so a client talking to several servers tells them apart.
+    authorization_response_iss_parameter_supported: true,
     claims_supported: [
       'iss',
       'sub',
@@ -38,6 +40,15 @@ export function discoveryDocument(base: string) {
       'person_id',
       'authenticated_methods',
       'first_token',
+      'aud',
+      'azp',
+      'nonce',
+      'auth_time',
+      'email',
+      'email_verified',
+      'phone_number',
+      'phone_number_verified',
+      'username',
     ],
   };
 }
