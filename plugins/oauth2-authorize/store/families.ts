@@ -1,0 +1,141 @@
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
+import { digest, scopeList } from './digest.ts';
+
+/** A grant to a client on behalf of a person, as a refresh sees it. */
+export interface Family {
+  familyId: string;
+  orgId: string;
+  clientId: string;
+  personId: string;
+  scope: string[];
+  methods: string[];
+  authTime: number;
+  revoked: boolean;
+}
+
+/** A refresh token presented, with its family. */
+export interface FoundRefresh {
+  tokenHash: string;
+  family: Family;
+  /** Milliseconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+  spentAt: number | undefined;
+}
+
+/** An access token issued in a family: what revoking the family revokes too. */
+export interface IssuedAccess {
+  jti: string;
+  /** Seconds since the epoch. */
+  exp: number;
+}
+
+const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => ({
+  familyId: row.familyId,
+  orgId: row.orgId,
+  clientId: row.clientId,
+  personId: row.personId,
+  scope: scopeList(row.scope),
+  methods: scopeList(row.methods),
+  authTime: row.authTime,
+  revoked: row.revokedAt !== null,
+});
+
+/** Token families and their refresh tokens: rotation, spending, revocation. */
+export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
+  const { storage, clock } = deps;
+  const f = oauth2AuthorizeFamilies;
+  const r = oauth2AuthorizeRefreshTokens;
+
+  return {
+    async family(familyId: string): Promise<Family | undefined> {
+      const [row] = await storage.db.select().from(f).where(eq(f.familyId, familyId)).limit(1);
+      return row ? familyOf(row) : undefined;
+    },
+
+    /** Records a new refresh token of the family, with the access token issued beside it. */
+    async addRefresh(
+      familyId: string,
+      token: string,
+      lifetimeMs: number,
+      access: IssuedAccess,
+    ): Promise<void> {
+      const now = clock.now();
+      await storage.db.insert(r).values({
+        tokenHash: await digest(token),
+        familyId,
+        issuedAt: now,
+        expiresAt: now + lifetimeMs,
+        accessJti: access.jti,
+        accessExp: access.exp,
+      });
+    },
+
+    /** The refresh token and its family, or undefined when this service never issued it (or forgot it). */
+    async findRefresh(token: string): Promise<FoundRefresh | undefined> {
+      const [row] = await storage.db
+        .select()
+        .from(r)
+        .innerJoin(f, eq(f.familyId, r.familyId))
+        .where(eq(r.tokenHash, await digest(token)))
+        .limit(1);
+      if (!row) return undefined;
+      const t = row.oauth2_authorize_refresh_tokens;
+      return {
+        tokenHash: t.tokenHash,
+        family: familyOf(row.oauth2_authorize_families),
+        issuedAt: t.issuedAt,
+        expiresAt: t.expiresAt,
+        spentAt: t.spentAt ?? undefined,
+      };
+    },
+
+    /**
+     * Spends a refresh token: one statement marks it only if it is unspent, so of two refreshes racing
+     * exactly one wins; the loser reads when it was spent (for the grace window).
+     */
+    async spend(tokenHash: string): Promise<{ won: true } | { won: false; spentAt: number }> {
+      const now = clock.now();
+      const rows = await storage.db
+        .update(r)
+        .set({ spentAt: now })
+        .where(and(eq(r.tokenHash, tokenHash), isNull(r.spentAt)))
+        .returning({ h: r.tokenHash });
+      if (rows.length === 1) return { won: true };
+      const [row] = await storage.db.select({ spentAt: r.spentAt }).from(r).where(eq(r.tokenHash, tokenHash));
+      return { won: false, spentAt: row?.spentAt ?? now };
+    },
+
+    /**
+     * Revokes the family: no refresh token of it works again. Answers its unexpired access tokens (those
+     * issued beside its refresh tokens and by its code's exchange), for the server to revoke too.
+     */
+    async revoke(familyId: string): Promise<IssuedAccess[]> {
+      const now = clock.now();
+      const nowS = Math.floor(now / 1000);
+      await storage.db
+        .update(f)
+        .set({ revokedAt: now })
+        .where(and(eq(f.familyId, familyId), isNull(f.revokedAt)));
+      const [refreshed, coded] = await Promise.all([
+        storage.db
+          .select({ jti: r.accessJti, exp: r.accessExp })
+          .from(r)
+          .where(and(eq(r.familyId, familyId), gt(r.accessExp, nowS))),
+        storage.db
+          .select({ jti: oauth2AuthorizeCodes.accessJti, exp: oauth2AuthorizeCodes.accessExp })
+          .from(oauth2AuthorizeCodes)
+          .where(and(eq(oauth2AuthorizeCodes.familyId, familyId), gt(oauth2AuthorizeCodes.accessExp, nowS))),
+      ]);
+      const seen = new Map<string, IssuedAccess>();
+      for (const a of [...refreshed, ...coded])
+        if (a.jti && a.exp) seen.set(a.jti, { jti: a.jti, exp: a.exp });
+      return [...seen.values()];
+    },
+  };
+}
+
+export type FamilyStore = ReturnType<typeof createFamilyStore>;
