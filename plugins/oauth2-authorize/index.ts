@@ -28,8 +28,6 @@ export { AuthorizeErrors } from './errors.ts';
 export interface OAuth2AuthorizeOptions {
   /** Seconds a login page may take to be submitted, 60 to 3600. @default 600 */
   loginTtlSeconds?: number;
-  /** Seconds a refresh token lives unless its client says otherwise, 300 to 31,536,000. @default 2592000 (30 days) */
-  refreshTokenLifetimeSeconds?: number;
   /** Seconds after its rotation in which a refresh token still refreshes (concurrent refreshes), 0 to 60. @default 10 */
   refreshGraceSeconds?: number;
   /** Authorization requests per client address. @default { perMinute: 60, burst: 120 } */
@@ -38,10 +36,12 @@ export interface OAuth2AuthorizeOptions {
 
 const settings = v.object({
   OAUTH2_LOGIN_TTL_SECONDS: envInteger('OAUTH2_LOGIN_TTL_SECONDS', { min: 60, max: 3600 }),
-  OAUTH2_REFRESH_TOKEN_LIFETIME: envInteger('OAUTH2_REFRESH_TOKEN_LIFETIME', { min: 300, max: 31_536_000 }),
   OAUTH2_REFRESH_GRACE_SECONDS: envInteger('OAUTH2_REFRESH_GRACE_SECONDS', { min: 0, max: 60 }),
   OAUTH2_AUTHORIZE_RATE_LIMIT: envRate('OAUTH2_AUTHORIZE_RATE_LIMIT'),
 });
+
+/** Refresh-token lifetime for a client that names none (the oauth2 plugin's default, 10 days). */
+const DEFAULT_REFRESH_LIFETIME = 864_000;
 
 function checked(name: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max)
@@ -59,12 +59,6 @@ function checked(name: string, value: number, min: number, max: number): number 
  */
 export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
   const loginTtl = checked('loginTtlSeconds', options.loginTtlSeconds ?? 600, 60, 3600);
-  const refreshLifetime = checked(
-    'refreshTokenLifetimeSeconds',
-    options.refreshTokenLifetimeSeconds ?? 2_592_000,
-    300,
-    31_536_000,
-  );
   const grace = checked('refreshGraceSeconds', options.refreshGraceSeconds ?? 10, 0, 60);
   return definePlugin({
     id: 'oauth2-authorize',
@@ -90,7 +84,8 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         server,
         directory,
         families,
-        refreshLifetime: s.OAUTH2_REFRESH_TOKEN_LIFETIME ?? refreshLifetime,
+        // The oauth2 plugin fills each client's lifetime (its own, else OAUTH2_REFRESH_TOKEN_LIFETIME).
+        refreshLifetime: DEFAULT_REFRESH_LIFETIME,
       };
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));

@@ -1,4 +1,4 @@
-import type { OAuthTokenStore } from '../../core/capabilities/oauth2-server.ts';
+import { OAuthError, type OAuthTokenStore } from '../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
 import type { FamilyRevoker } from './grants/revocation.ts';
@@ -7,7 +7,7 @@ import type { FamilyStore } from './store/families.ts';
 /**
  * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another
  * organization is not this store's to answer for. Revoking a refresh token revokes its family: every
- * refresh token of the grant and the access tokens issued in it.
+ * refresh token of the grant and the access tokens issued in it. Only its own client may revoke it.
  */
 export function createRefreshTokenStore(deps: {
   families: FamilyStore;
@@ -25,7 +25,8 @@ export function createRefreshTokenStore(deps: {
       if (!found || found.family.orgId !== client.orgId) return undefined;
       const { family } = found;
       const now = clock.now();
-      if (family.revoked || found.expiresAt <= now || found.spentAt !== undefined) return { active: false };
+      // Spent, expired or revoked: not active, which the endpoint answers as `{"active": false}`.
+      if (family.revoked || found.expiresAt <= now || found.spentAt !== undefined) return undefined;
       return {
         active: true,
         token_type: 'refresh_token',
@@ -42,8 +43,10 @@ export function createRefreshTokenStore(deps: {
     async revoke(client, token) {
       const found = await find(token);
       if (!found || found.family.orgId !== client.orgId) return false;
-      // RFC 7009 §2.1: only the client the token was issued to may revoke it; for another, nothing happens.
-      if (found.family.clientId === client.clientId) await deps.revokeFamily(found.family);
+      // RFC 7009 §2.1: only the client the token was issued to may revoke it; another is refused.
+      if (found.family.clientId !== client.clientId)
+        throw new OAuthError('unauthorized_client', 'the token was issued to another client');
+      await deps.revokeFamily(found.family);
       return true;
     },
   };
