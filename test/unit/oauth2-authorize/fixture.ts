@@ -190,3 +190,74 @@ export async function loginByHttp(s: AuthorizeService, authorize: URL, handle: s
 }
 
 export const opts = { [oauth.allowInsecureRequests]: true } as const;
+
+/** The value of an Authorization header for HTTP Basic with RFC 6749 appendix B encoding. */
+export const basic = (id: string, secret: string) =>
+  `Basic ${btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`)}`;
+
+/** A form POST to an OAuth endpoint, the client authenticated by Basic (or client_id alone when public). */
+export async function postForm(
+  s: AuthorizeService,
+  path: string,
+  client: MadeClient,
+  form: Record<string, string>,
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers; text: string }> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  const body = new URLSearchParams(form);
+  if (client.client_secret) headers.authorization = basic(client.client_id, client.client_secret);
+  else body.set('client_id', client.client_id);
+  const res = await fetch(`${s.url}${path}`, { method: 'POST', headers, body: body.toString() });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : {}, headers: res.headers, text };
+}
+
+/** A code for the client, through the hosted login by HTTP, with what the exchange needs. */
+export async function obtainCode(
+  s: AuthorizeService,
+  client: MadeClient,
+  extra: Record<string, string> = {},
+  person?: { handle: { value: string }; password: string },
+) {
+  const as = await discover(s);
+  const who = person ?? (await s.person());
+  const { url, verifier, state, nonce } = await authorizationUrl(as, client.client_id, extra);
+  const callback = await loginByHttp(s, url, who.handle.value, who.password);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${callback.href}`);
+  return { code, verifier, state, nonce, callback };
+}
+
+/** Exchanges a code at the token endpoint (raw form, so every refusal can be read as is). */
+export const exchange = (
+  s: AuthorizeService,
+  client: MadeClient,
+  code: string,
+  verifier: string | undefined,
+  redirectUri = REDIRECT,
+) =>
+  postForm(s, '/oauth2/tokens', client, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    ...(verifier !== undefined ? { code_verifier: verifier } : {}),
+  });
+
+/** Refreshes at the token endpoint (raw form). */
+export const refresh = (s: AuthorizeService, client: MadeClient, token: string, scope?: string) =>
+  postForm(s, '/oauth2/tokens', client, {
+    grant_type: 'refresh_token',
+    refresh_token: token,
+    ...(scope !== undefined ? { scope } : {}),
+  });
+
+/** Asserts an OAuth refusal: the status, RFC 6749's error, and a description that says why. */
+export async function expectOAuthError(
+  res: { status: number; json: Record<string, unknown>; text: string },
+  status: number,
+  error: string,
+  description?: string | RegExp,
+) {
+  await expectStatus(res, status);
+  expect(res.json.error).toBe(error);
+  if (description !== undefined) expect(String(res.json.error_description)).toMatch(description);
+}
