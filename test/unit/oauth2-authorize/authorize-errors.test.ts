@@ -34,7 +34,7 @@ const valid = async (client = confidential) => ({
 
 describe('GET /oauth2/authorize before the redirect URI is trusted: an HTML page, never a redirect', () => {
   const cases: [string, () => Promise<string>, RegExp][] = [
-    ['no client_id', async () => 'redirect_uri=' + encodeURIComponent(REDIRECT), /client_id is required/],
+    ['no client_id', async () => `redirect_uri=${encodeURIComponent(REDIRECT)}`, /client_id is required/],
     [
       'an unknown client_id',
       async () => new URLSearchParams({ ...(await valid()), client_id: 'nope' }).toString(),
