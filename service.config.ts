@@ -1,5 +1,7 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { oauth2 } from './plugins/oauth2/index.ts';
+import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
@@ -11,5 +13,15 @@ import { webhooks } from './plugins/webhooks/index.ts';
  * narrows this list without a code change (start-up names any plugin a narrowed list still needs).
  */
 export default defineService({
-  plugins: [attributes(), webhooks(), persons(), tokens(), password(), sso(), ssoSignIn()],
+  plugins: [
+    attributes(),
+    webhooks(),
+    persons(),
+    tokens(),
+    password(),
+    sso(),
+    ssoSignIn(),
+    oauth2(),
+    oauth2Authorize(),
+  ],
 });

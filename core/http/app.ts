@@ -139,6 +139,8 @@ export function createHttpApp(options: HttpAppOptions) {
             securitySchemes: {
               orgId: { type: 'apiKey', in: 'header', name: names.orgId },
               apiKey: { type: 'apiKey', in: 'header', name: names.apiKey },
+              // OAuth 2.0 clients at the token, introspection and revocation endpoints (or form fields).
+              clientBasic: { type: 'http', scheme: 'basic' },
             },
           },
         },

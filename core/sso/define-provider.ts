@@ -34,6 +34,14 @@ export type SsoEndpoints<O> =
   | {
       /** The OIDC issuer whose `/.well-known/openid-configuration` names the endpoints and keys. */
       issuer: FromOptions<O>;
+      /**
+       * For an issuer URL that is an alias or a multi-tenant endpoint (Microsoft Entra's `common`,
+       * `organizations`, `consumers` or a tenant's domain), whose discovered metadata names another
+       * issuer, possibly a template such as `https://login.microsoftonline.com/{tenantid}/v2.0`: the
+       * `iss` an ID token must carry, from the discovered issuer and the token's (unverified) claims.
+       * Without it, the discovered issuer must equal the configured one and every ID token's `iss` it.
+       */
+      idTokenIssuer?(discoveredIssuer: string, claims: Readonly<Record<string, unknown>>): string;
     }
   | {
       authorization: FromOptions<O>;

@@ -20,13 +20,19 @@ export function discoveryDocument(base: string) {
     issuer: base,
     authorization_endpoint: `${base}/oauth2/authorize`,
     token_endpoint: `${base}/oauth2/tokens`,
+    introspection_endpoint: `${base}/oauth2/tokens/introspect`,
+    revocation_endpoint: `${base}/oauth2/tokens/revoke`,
     userinfo_endpoint: `${base}/oauth2/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // 'none': public clients send client_id alone (with PKCE).
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'email', 'phone', 'username'],
     // RFC 9207: authorization responses carry iss, so a client talking to several servers tells them apart.
     authorization_response_iss_parameter_supported: true,
@@ -62,6 +68,10 @@ const JwksSchema = v.object({ keys: v.array(v.record(v.string(), v.unknown())) }
 export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: number) {
   const render = jwksRenderer();
   const discovery = JSON.stringify(discoveryDocument(base));
+  const discoveryAnswer = () =>
+    new Response(discovery, {
+      headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${maxAgeSeconds}` },
+    });
 
   return new Elysia()
     .get(
@@ -90,24 +100,23 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
         },
       },
     )
-    .get(
-      '/.well-known/openid-configuration',
-      () =>
-        new Response(discovery, {
-          headers: {
-            'content-type': 'application/json',
-            'cache-control': `public, max-age=${maxAgeSeconds}`,
-          },
-        }),
-      {
-        detail: {
-          operationId: 'GetWellKnownOpenidConfiguration',
-          summary: 'OpenID configuration',
-          description:
-            'The OpenID Provider metadata: issuer (PUBLIC_BASE_URL), jwks_uri and the endpoints. Public.',
-          tags: TAGS,
-          security: [],
-        },
+    .get('/.well-known/openid-configuration', discoveryAnswer, {
+      detail: {
+        operationId: 'GetWellKnownOpenidConfiguration',
+        summary: 'OpenID configuration',
+        description:
+          'The OpenID Provider metadata: issuer (PUBLIC_BASE_URL), jwks_uri and the endpoints. Public.',
+        tags: TAGS,
+        security: [],
       },
-    );
+    })
+    .get('/.well-known/oauth-authorization-server', discoveryAnswer, {
+      detail: {
+        operationId: 'GetWellKnownOauthAuthorizationServer',
+        summary: 'OAuth 2.0 authorization server metadata',
+        description: 'RFC 8414: the same document as the OpenID configuration. Public.',
+        tags: TAGS,
+        security: [],
+      },
+    });
 }

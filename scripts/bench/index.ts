@@ -29,7 +29,7 @@ const sections: Record<string, () => Promise<string>> = {
   password: () => benchPassword({ seconds: 3, inflight: 8 }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
-  sso: () => benchSso({ seconds: 3, inflight: 16, databaseUrl }),
+  sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
 };
 
 const results: Record<string, string> = {};

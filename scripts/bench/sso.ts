@@ -10,6 +10,7 @@ import type { Storage } from '../../core/ports/storage.ts';
 import { createService } from '../../entry/create-service.ts';
 import { sso } from '../../plugins/sso/index.ts';
 import { rate } from './attributes.ts';
+import { measureCallbacks } from './sso-signin-callback.ts';
 import { fmtMs, fmtRate, row, type Summary } from './stats.ts';
 
 const PATH = '/organizations/sso/oidc/provider-credentials';
@@ -66,6 +67,7 @@ async function measure(storage: Storage, label: string, o: { seconds: number; in
 export async function benchSso(o: {
   seconds: number;
   inflight: number;
+  callbacks: number;
   databaseUrl?: string;
 }): Promise<string> {
   const lines = await measure(await createPgliteStorage(), 'PGlite', o);
@@ -77,11 +79,21 @@ export async function benchSso(o: {
     await sql.unsafe(`drop schema ${schema} cascade`);
     await sql.end();
   }
+  const callbacks = await measureCallbacks(o.callbacks);
+  const pct = (xs: number[], p: number) =>
+    [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)] ?? 0;
   return [
     `A create validates the body and the provider's options, seals the client secret (AES-GCM) and inserts one row; a read selects one row by organization and client ID (no secret opened). Requests go through \`service.fetch\` in this process, ${o.seconds} s per row.`,
     '',
     row(['operation', 'operations/s', 'p50 ms', 'p99 ms']),
     row(['---', '---', '---', '---']),
     ...lines,
+    '',
+    `Sign-in callback (PGlite): ${o.callbacks} sign-ins through the generic OIDC provider against oidc-provider on loopback, one at a time, half creating the person and half finding it. The callback exchanges the code, verifies the ID token, finds or creates the person, runs beforeTokenIssued, signs the token and records the events; "own" is its wall time less the time the provider spent answering its token and JWKS requests.`,
+    '',
+    row(['callback', 'p50 ms', 'p99 ms']),
+    row(['---', '---', '---']),
+    row(['own time', fmtMs(pct(callbacks.own, 0.5)), fmtMs(pct(callbacks.own, 0.99))]),
+    row(['with the provider', fmtMs(pct(callbacks.total, 0.5)), fmtMs(pct(callbacks.total, 0.99))]),
   ].join('\n');
 }

@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { planLookup } from '@identity-service-examples/plan-claims';
 import deployment from '@identity-service-examples/plan-claims/service.config';
 import { expectStatus } from '../helpers/expect-status.ts';
+import { startRealEntry } from '../helpers/real-entry.ts';
 import { startTestService } from '../helpers/service.ts';
 import { tokenIssuerPlugin } from '../helpers/token-issuer.ts';
-
-const ROOT = join(import.meta.dir, '..', '..');
 
 const issuer = tokenIssuerPlugin;
 
@@ -48,45 +44,8 @@ describe('a plugin kept outside plugins/ (examples/plan-claims)', () => {
   });
 
   it('is served by the real entry when SERVICE_CONFIG names its deployment file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ids-example-'));
-    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
-    const port = probe.port;
-    probe.stop(true);
-    const server = Bun.spawn([process.execPath, join(ROOT, 'entry/bun.ts')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        SERVICE_CONFIG: 'examples/plan-claims/service.config.ts',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dir,
-        MASTER_KEY: '',
-        DATABASE_URL: '',
-        NATS_URL: '',
-        NODE_ENV: 'development',
-        LOG_LEVEL: 'warn',
-      },
-      stderr: 'pipe',
-      stdout: 'ignore',
-    });
+    const { base, headers, stop } = await startRealEntry('examples/plan-claims/service.config.ts');
     try {
-      let err = '';
-      const reader = server.stderr.getReader();
-      const deadline = Date.now() + 60_000;
-      while (!/API-Key: (\S+)/.test(err) && Date.now() < deadline) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        err += new TextDecoder().decode(value);
-      }
-      const orgId = /OrgID: (\S+)/.exec(err)?.[1];
-      const key = /API-Key: (\S+)/.exec(err)?.[1];
-      expect(key, `no development key on standard error:\n${err}`).toBeString();
-      const headers = {
-        'Service-OrgID': orgId!,
-        'Service-API-Key': key!,
-        'content-type': 'application/json',
-      };
-      const base = `http://127.0.0.1:${port}`;
       await expectStatus(
         await fetch(`${base}/plan`, { method: 'PUT', headers, body: JSON.stringify({ plan: 'enterprise' }) }),
         204,
@@ -95,9 +54,7 @@ describe('a plugin kept outside plugins/ (examples/plan-claims)', () => {
       await expectStatus(read, 200);
       expect(await read.json()).toEqual({ result: { plan: 'enterprise' } });
     } finally {
-      server.kill('SIGTERM');
-      await server.exited;
-      rmSync(dir, { recursive: true, force: true });
+      await stop();
     }
   }, 90_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AcmeOptions, acme, createAcmeProvider } from '@identity-service-examples/acme-sso-provider';
 import type { ServiceDefinition, SsoEndpoints, SsoProvider } from 'identity-service/core';
@@ -133,10 +133,7 @@ describe('a third-party SSO provider kept outside plugins/ (examples/acme-sso-pr
       expect(/^identity-service\/(core|plugins\/[a-z-]+)$|^\.\//.test(spec), spec).toBe(true);
   });
 
-  // The deployment file imports the sso plugin, written on another branch; until it is in this tree
-  // the file is kept out of the type check and this test is skipped.
-  const ssoLanded = existsSync(join(ROOT, 'plugins', 'sso', 'index.ts'));
-  it.skipIf(!ssoLanded)("is accepted by its deployment's sso plugin, its options checked", async () => {
+  it("is accepted by its deployment's sso plugin, its options checked", async () => {
     const configFile = '@identity-service-examples/acme-sso-provider/service.config';
     const deployment: { default: ServiceDefinition } = await import(configFile);
     const t = await startTestService({ definition: deployment.default });

@@ -12,6 +12,7 @@ describe('generated migrations', () => {
         'core',
         'local-keys',
         'nats-outbox',
+        'oauth2',
         'oauth2-authorize',
         'password',
         'persons',

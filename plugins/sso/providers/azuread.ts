@@ -25,6 +25,18 @@ export const azureadOptions = strictOptions(
   'azuread',
 );
 
+/**
+ * The `iss` of an Entra ID token: the discovered issuer with the token's tenant (`tid`) in place of the
+ * `{tenantid}` template that `common` and `organizations` publish. A tenant's domain or `consumers`
+ * discovers its tenant's own issuer, which holds no template and is then required as it stands.
+ */
+export function entraIdTokenIssuer(discovered: string, claims: Readonly<Record<string, unknown>>): string {
+  if (!discovered.includes('{tenantid}')) return discovered;
+  const tid = claims.tid;
+  // Without a GUID tenant the template stays unfilled and no token's `iss` can equal it.
+  return typeof tid === 'string' && GUID.test(tid) ? discovered.replace('{tenantid}', tid) : discovered;
+}
+
 /** Microsoft Entra ID (Azure AD), v2.0 endpoints: an OIDC issuer per tenant. */
 export const azuread = defineSsoProvider({
   id: 'azuread',
@@ -32,7 +44,10 @@ export const azuread = defineSsoProvider({
   defaultScopes: ['openid', 'email', 'profile', 'User.Read'],
   alwaysScopes: ['openid', 'email', 'profile', 'User.Read'],
   options: azureadOptions,
-  endpoints: { issuer: (o) => `https://login.microsoftonline.com/${o.tenant}/v2.0` },
+  endpoints: {
+    issuer: (o) => `https://login.microsoftonline.com/${o.tenant}/v2.0`,
+    idTokenIssuer: entraIdTokenIssuer,
+  },
   pkce: true,
   // Entra's `email` claim is whatever the account says, not a verified address; only `xms_edov` (the
   // email domain's owner verified it) makes it one.

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { FromOptions, SsoProvider } from '../../../core/sso/define-provider.ts';
 import { isLoopbackHost } from './loopback.ts';
@@ -12,6 +12,8 @@ export interface ProviderServer {
   insecure: boolean;
   /** The ID token algorithms accepted: the issuer's, among the asymmetric ones; RS256 by default. */
   algorithms: string[];
+  /** The `iss` an ID token must carry when the discovered issuer is an alias or a template. */
+  idTokenIssuer?: (discoveredIssuer: string, claims: Readonly<Record<string, unknown>>) => string;
 }
 
 /** Why a provider step failed, as AuthenticationFailed_v1's `failure_reason` says it. */
@@ -40,15 +42,20 @@ export function createProviderClient() {
   const discovered = new Map<string, { at: number; server: Promise<ProviderServer> }>();
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-  async function discover(issuer: string): Promise<ProviderServer> {
+  async function discover(
+    issuer: string,
+    idTokenIssuer: ProviderServer['idTokenIssuer'],
+  ): Promise<ProviderServer> {
     const insecure = insecureOf(issuer);
     const url = new URL(issuer);
     const res = await oauth.discoveryRequest(url, { [oauth.allowInsecureRequests]: insecure });
-    const as = await oauth.processDiscoveryResponse(url, res);
+    // An alias's metadata names another issuer (Entra's `common` a `{tenantid}` template): the provider
+    // says which `iss` its ID tokens carry, so only then is the document's issuer not required to match.
+    const as = idTokenIssuer ? await aliasMetadata(res) : await oauth.processDiscoveryResponse(url, res);
     const offered = as.id_token_signing_alg_values_supported ?? ['RS256'];
     const algorithms = offered.filter((a) => ASYMMETRIC.includes(a));
     if (!algorithms.length) throw new Error(`${issuer} offers no asymmetric ID token algorithm`);
-    return { as, oidc: true, insecure, algorithms };
+    return { as, oidc: true, insecure, algorithms, ...(idTokenIssuer ? { idTokenIssuer } : {}) };
   }
 
   return {
@@ -59,7 +66,7 @@ export function createProviderClient() {
         const issuer = resolve(ep.issuer, options);
         const hit = discovered.get(issuer);
         if (hit && now - hit.at < DISCOVERY_TTL_MS) return hit.server;
-        const server = discover(issuer);
+        const server = discover(issuer, ep.idTokenIssuer?.bind(ep));
         discovered.set(issuer, { at: now, server });
         // A failed discovery is not cached: the next sign-in tries again.
         server.catch(() => discovered.delete(issuer));
@@ -90,7 +97,8 @@ export function createProviderClient() {
         codeVerifier: string;
       },
     ): Promise<{ accessToken: string; idTokenClaims?: Record<string, unknown> }> {
-      const { as } = server;
+      const { as: discoveredAs } = server;
+      let as = discoveredAs;
       const client: oauth.Client = { client_id: c.clientId };
       let params: URLSearchParams;
       try {
@@ -119,6 +127,7 @@ export function createProviderClient() {
           c.codeVerifier || oauth.nopkce,
           { [oauth.allowInsecureRequests]: server.insecure },
         );
+        if (server.idTokenIssuer) as = { ...as, issuer: await expectedIssuer(server, res) };
         result = await oauth.processAuthorizationCodeResponse(as, client, res, {
           expectedNonce: server.oidc ? c.nonce : oauth.expectNoNonce,
           requireIdToken: server.oidc,
@@ -179,3 +188,49 @@ export function createProviderClient() {
 }
 
 export type ProviderClient = ReturnType<typeof createProviderClient>;
+
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+const texts = (value: unknown) =>
+  Array.isArray(value) && value.every((x) => typeof x === 'string') ? value : undefined;
+
+/**
+ * The metadata of an alias issuer: read as oauth4webapi reads it, without requiring its `issuer` to be
+ * the URL it was fetched from. Only the members the sign-in uses are kept.
+ */
+async function aliasMetadata(res: Response): Promise<oauth.AuthorizationServer> {
+  if (res.status !== 200) throw new Error(`discovery answered ${res.status}`);
+  const doc: unknown = await res.json();
+  if (!doc || typeof doc !== 'object') throw new Error('discovery document is not a JSON object');
+  const m = new Map(Object.entries(doc));
+  const issuer = text(m.get('issuer'));
+  if (!issuer) throw new Error('discovery document has no issuer');
+  const members = {
+    authorization_endpoint: text(m.get('authorization_endpoint')),
+    token_endpoint: text(m.get('token_endpoint')),
+    userinfo_endpoint: text(m.get('userinfo_endpoint')),
+    jwks_uri: text(m.get('jwks_uri')),
+    id_token_signing_alg_values_supported: texts(m.get('id_token_signing_alg_values_supported')),
+    token_endpoint_auth_methods_supported: texts(m.get('token_endpoint_auth_methods_supported')),
+  };
+  const as: oauth.AuthorizationServer = { issuer };
+  for (const [k, value] of Object.entries(members))
+    if (value !== undefined) Object.assign(as, { [k]: value });
+  return as;
+}
+
+/** The `iss` this token response's ID token must carry, from its own (not yet verified) claims. */
+async function expectedIssuer(server: ProviderServer, res: Response): Promise<string> {
+  const body: unknown = await res
+    .clone()
+    .json()
+    .catch(() => undefined);
+  const idToken =
+    body && typeof body === 'object' ? text(new Map(Object.entries(body)).get('id_token')) : undefined;
+  let claims: Record<string, unknown> = {};
+  try {
+    if (idToken) claims = decodeJwt(idToken);
+  } catch {
+    // A malformed token fails oauth4webapi's own checks next, with its message.
+  }
+  return server.idTokenIssuer?.(server.as.issuer, claims) ?? server.as.issuer;
+}

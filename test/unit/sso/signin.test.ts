@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { ServiceEvent } from '../../../core/events/types.ts';
-import { oidcProvider } from '../../../plugins/sso/providers/oidc.ts';
-import { ssoSignIn } from '../../../plugins/sso/signin/index.ts';
+import { oidcProvider, sso, ssoSignIn } from '../../../plugins/sso/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { startRecordingIdentityService } from '../../helpers/identity-recorder.ts';
 import { browseTo, startOidcOp } from '../../helpers/oidc-op.ts';
-import { ssoCredentialsStub } from '../../helpers/sso-credentials-stub.ts';
 
 const CALLBACK = 'https://ids.test/sso/oidc/callback';
 const APP = 'https://app.example/signed-in';
@@ -17,20 +15,22 @@ const client = {
 };
 
 const acme = oidcProvider({ id: 'acme', displayName: 'Acme', allowLoopbackIssuer: true });
-const stub = ssoCredentialsStub([acme]);
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
 let op: Awaited<ReturnType<typeof startOidcOp>>;
 
 beforeAll(async () => {
   op = await startOidcOp(client);
-  t = await startRecordingIdentityService({ extra: [stub.plugin, ssoSignIn()] });
-  stub.add(t.org.id, {
-    provider: 'acme',
-    clientId: client.clientId,
-    clientSecret: client.clientSecret,
-    options: { issuer: op.issuer },
-    effectiveScopes: ['openid', 'email'],
+  t = await startRecordingIdentityService({ extra: [sso({ providers: [acme] }), ssoSignIn()] });
+  const credential = await t.call('POST', '/organizations/sso/oidc/provider-credentials', {
+    body: {
+      provider: 'acme',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      options: { acme: { issuer: op.issuer, authorize_scopes: ['email'] } },
+    },
   });
+  await expectStatus(credential, 201);
+  expect(credential.json.result.effective_scopes).toEqual(['email', 'openid']);
   await expectStatus(
     await t.call('PUT', '/organizations/sso/redirect-uris', { body: { redirect_uris: [APP] } }),
     200,
@@ -90,7 +90,7 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     const p = url.searchParams;
     expect(p.get('client_id')).toBe(client.clientId);
     expect(p.get('redirect_uri')).toBe(CALLBACK);
-    expect(p.get('scope')).toBe('openid email');
+    expect(p.get('scope')).toBe('email openid');
     expect(p.get('code_challenge_method')).toBe('S256');
     expect(p.get('state')?.length).toBeGreaterThan(20);
     expect(p.get('nonce')?.length).toBeGreaterThan(20);

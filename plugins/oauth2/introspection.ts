@@ -1,0 +1,72 @@
+import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
+import type { AccessTokens } from './access-tokens.ts';
+import { emptyAnswer, jsonAnswer } from './responses.ts';
+import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
+
+const looksLikeJwt = (token: string) => token.split('.').length === 3;
+
+function tokenOf(params: Map<string, string>): { token: string; refreshFirst: boolean } {
+  const token = params.get('token');
+  if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
+  // token_type_hint only orders the lookups (RFC 7009 §2.1): an unknown hint is ignored.
+  return { token, refreshFirst: params.get('token_type_hint') === 'refresh_token' || !looksLikeJwt(token) };
+}
+
+/**
+ * POST /oauth2/tokens/introspect (RFC 7662). Only confidential clients may ask; an access token or a
+ * token of a registered store is active for clients of its own organization, and every other token,
+ * another organization's included, is `{"active": false}`.
+ */
+export function introspectionEndpoint(deps: EndpointDeps, accessTokens: AccessTokens) {
+  return oauthEndpoint(deps, async (client, params) => {
+    if (client.type === 'public')
+      throw new OAuthError(
+        'invalid_client',
+        `client ${client.clientId} is public: introspection needs a client that authenticates with a secret`,
+        401,
+      );
+    const { token, refreshFirst } = tokenOf(params);
+    const fromStores = async () => {
+      for (const store of deps.registry.tokenStores) {
+        const members = await store.introspect(client, token);
+        if (members) return { ...members, active: true };
+      }
+      return undefined;
+    };
+    const fromJwt = async () => {
+      const claims = looksLikeJwt(token) ? await accessTokens.verify(token) : undefined;
+      if (!claims || claims.oid !== client.orgId) return undefined;
+      return { active: true, token_type: 'Bearer', ...claims };
+    };
+    const found = refreshFirst
+      ? ((await fromStores()) ?? (await fromJwt()))
+      : ((await fromJwt()) ?? (await fromStores()));
+    return jsonAnswer(found ?? { active: false });
+  });
+}
+
+/**
+ * POST /oauth2/tokens/revoke (RFC 7009). An access token issued to this client is revoked until it
+ * expires (its jti recorded); one of another client of the organization is refused; a token that is not
+ * one (invalid, expired, another organization's) answers 200 and changes nothing.
+ */
+export function revocationEndpoint(deps: EndpointDeps, accessTokens: AccessTokens) {
+  return oauthEndpoint(deps, async (client, params) => {
+    const { token, refreshFirst } = tokenOf(params);
+    const inStores = async () => {
+      for (const store of deps.registry.tokenStores) if (await store.revoke(client, token)) return true;
+      return false;
+    };
+    const asJwt = async () => {
+      const claims = looksLikeJwt(token) ? await accessTokens.verify(token) : undefined;
+      if (!claims || claims.oid !== client.orgId) return false;
+      if (claims.client_id !== client.clientId)
+        throw new OAuthError('unauthorized_client', 'the token was issued to another client');
+      await accessTokens.revoke(claims);
+      return true;
+    };
+    if (refreshFirst) (await inStores()) || (await asJwt());
+    else (await asJwt()) || (await inStores());
+    return emptyAnswer();
+  });
+}

@@ -1,0 +1,202 @@
+import { bigint, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import * as v from 'valibot';
+
+/**
+ * OAuth 2.0 clients. The client ID is the key across the deployment: the token endpoint finds the
+ * organization from it. The secret is kept only as its SHA-256 digest (hex); public clients have none.
+ */
+export const oauth2Clients = pgTable(
+  'oauth2_clients',
+  {
+    clientId: uuid('client_id').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    name: text('name').notNull(),
+    public: boolean('public').notNull().default(false),
+    grantTypes: jsonb('grant_types').$type<string[]>().notNull(),
+    redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    /** Seconds; null: the deployment's default (OAUTH2_ACCESS_TOKEN_LIFETIME). */
+    accessTokenDuration: integer('access_token_duration'),
+    /** Seconds; null: the deployment's default (OAUTH2_REFRESH_TOKEN_LIFETIME). */
+    refreshTokenDuration: integer('refresh_token_duration'),
+    secretDigest: text('secret_digest'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+    /** When the token endpoint last authenticated it, recorded coarsely (at most once a minute). */
+    lastUsedAt: bigint('last_used_at', { mode: 'number' }),
+  },
+  (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
+);
+
+export type ClientRow = typeof oauth2Clients.$inferSelect;
+
+/** Access tokens revoked before their expiry, by jti; rows past expires_at are swept. */
+export const oauth2RevokedTokens = pgTable(
+  'oauth2_revoked_tokens',
+  {
+    jti: uuid('jti').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    clientId: uuid('client_id').notNull(),
+    /** Milliseconds since the epoch: the token's exp. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    revokedAt: bigint('revoked_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('oauth2_revoked_tokens_expires_idx').on(t.expiresAt)],
+);
+
+// ---------------------------------------------------------------------------------------------------
+// The API's shapes (reference oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
+
+/** The grant types a client may be allowed. */
+export const GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+
+/** RFC 6749 §3.3 scope-token: NQCHAR, %x21 / %x23-5B / %x5D-7E. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** Access tokens live at most a day, well inside the Signer's 7-day grace for replaced keys. */
+export const MAX_ACCESS_TOKEN_SECONDS = 86_400;
+/** Refresh tokens live at most a year. */
+export const MAX_REFRESH_TOKEN_SECONDS = 31_536_000;
+
+/** Postgres text cannot hold U+0000. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
+const noNul = v.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u0000)');
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** Why a redirect URI is refused, or undefined: absolute https, or http on a loopback host; no fragment. */
+export function redirectUriProblem(uri: string): string | undefined {
+  if (uri.includes('#')) return 'must not contain a fragment (#)';
+  if (/\s/.test(uri)) return 'must not contain white space';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.username || url.password) return 'must not carry a user name or password';
+  if (url.protocol === 'https:') return url.hostname ? undefined : 'must name a host';
+  if (url.protocol === 'http:')
+    return LOOPBACK_HOSTS.has(url.hostname)
+      ? undefined
+      : 'must use https (http only on a loopback host: 127.0.0.1, [::1] or localhost)';
+  return `must use https (got the scheme ${url.protocol.slice(0, -1)})`;
+}
+
+const clientName = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(256, 'must be at most 256 characters'),
+  noNul,
+  v.description('Human-friendly name to identify this client.'),
+);
+const scopes = v.pipe(
+  v.array(
+    v.pipe(
+      v.string('must be a string'),
+      v.maxLength(128, 'must be at most 128 characters'),
+      v.regex(SCOPE_TOKEN, 'must be a scope token: visible ASCII except space, " and \\ (RFC 6749 §3.3)'),
+    ),
+    'must be an array of scopes',
+  ),
+  v.maxLength(100, 'must list at most 100 scopes'),
+  v.description('The scopes this client may be granted. Duplicates are dropped.'),
+);
+const grantTypes = v.pipe(
+  v.array(
+    v.picklist(GRANT_TYPES, `must be one of ${GRANT_TYPES.join(', ')}`),
+    'must be an array of grant types',
+  ),
+  v.minLength(1, 'must list at least one grant type'),
+  v.description(
+    'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code).',
+  ),
+);
+const redirectUris = v.pipe(
+  v.array(
+    v.pipe(
+      v.string('must be a string'),
+      v.maxLength(2000, 'must be at most 2000 characters'),
+      v.check(
+        (u) => redirectUriProblem(u) === undefined,
+        (i) => redirectUriProblem(String(i.input))!,
+      ),
+    ),
+    'must be an array of URLs',
+  ),
+  v.maxLength(20, 'must list at most 20 redirect URIs'),
+  v.description(
+    'Exact-match redirect URIs: https, or http on a loopback host (127.0.0.1, [::1], localhost); no fragment.',
+  ),
+);
+const duration = (max: number, what: string) =>
+  v.pipe(
+    v.number('must be an integer number of seconds'),
+    v.integer('must be an integer number of seconds'),
+    v.minValue(60, 'must be at least 60 seconds'),
+    v.maxValue(max, `must be at most ${max} seconds`),
+    v.description(`How long ${what} live, in seconds; null or absent: the deployment's default.`),
+  );
+const accessDuration = duration(MAX_ACCESS_TOKEN_SECONDS, 'access tokens');
+const refreshDuration = duration(MAX_REFRESH_TOKEN_SECONDS, 'refresh tokens');
+
+export const ClientCreateSchema = v.strictObject(
+  {
+    client_name: clientName,
+    scopes,
+    grant_types: grantTypes,
+    redirect_uris: v.optional(redirectUris),
+    access_token_duration: v.optional(v.nullable(accessDuration)),
+    refresh_token_duration: v.optional(v.nullable(refreshDuration)),
+    public: v.optional(
+      v.pipe(
+        v.boolean('must be true or false'),
+        v.description('A public client has no secret (browser and native apps) and must use PKCE.'),
+      ),
+    ),
+  },
+  'is not a member of an OAuth 2.0 client (accepted: client_name, scopes, grant_types, redirect_uris, access_token_duration, refresh_token_duration, public)',
+);
+
+export const ClientPatchSchema = v.strictObject(
+  {
+    client_name: v.optional(clientName),
+    scopes: v.optional(scopes),
+    grant_types: v.optional(grantTypes),
+    redirect_uris: v.optional(redirectUris),
+    access_token_duration: v.optional(v.nullable(accessDuration)),
+    refresh_token_duration: v.optional(v.nullable(refreshDuration)),
+  },
+  'is not a member a PATCH may change (accepted: client_name, scopes, grant_types, redirect_uris, access_token_duration, refresh_token_duration)',
+);
+
+export const ClientSchema = v.object({
+  client_id: v.string(),
+  client_name: v.string(),
+  grant_types: v.array(v.string()),
+  response_types: v.pipe(
+    v.array(v.array(v.string())),
+    v.description('[["code"]] for clients with authorization_code, else [].'),
+  ),
+  scopes: v.array(v.string()),
+  access_token_duration: v.number(),
+  refresh_token_duration: v.number(),
+  public: v.boolean(),
+  redirect_uris: v.array(v.string()),
+  created_at: v.string(),
+  last_used: v.optional(v.pipe(v.string(), v.description('Recorded at most once a minute.'))),
+});
+
+export const ClientWithSecretSchema = v.object({
+  ...ClientSchema.entries,
+  client_secret: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('Shown once: only the SHA-256 digest is kept. Absent for public clients.'),
+    ),
+  ),
+});
+
+export const SecretSchema = v.object({ client_secret: v.string() });
+
+export const ClientIdParams = v.object({ oauth_client_id: v.string() });
