@@ -170,7 +170,8 @@ export function createLogin(deps: LoginDeps) {
         throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in has already been completed');
 
       const authTime = Math.floor(clock.now() / 1000);
-      const person = await deps.directory.get(login.orgId, checked.personId);
+      // Read while the token is issued: the events need the person's region.
+      const personRead = deps.directory.get(login.orgId, checked.personId);
       let idToken: string;
       try {
         // Every hosted login mints its ID token now, so the token_minted hook decides on every login
@@ -188,6 +189,7 @@ export function createLogin(deps: LoginDeps) {
         ).token;
       } catch (error) {
         const blocked = error instanceof ServiceError && error.status === 403;
+        const person = await personRead;
         await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
           analytics_metadata: analyticsMetadata(rc.analytics),
           browser_metadata: rc.browser,
@@ -204,29 +206,31 @@ export function createLogin(deps: LoginDeps) {
           state: login.state,
         });
       }
-      if (person)
-        await deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
-          analytics_metadata: analyticsMetadata(rc.analytics),
-          browser_metadata: rc.browser,
-          person_id: person.personId,
-          region: person.region,
-          success_authn_method: 'password',
-          authenticated_methods: ['password'],
-          handle: eventHandle(checked.authentication.handle),
-        });
-
+      const person = await personRead;
       const code = randomSecret('');
-      await codes.issue(code, {
-        orgId: login.orgId,
-        clientId: client.clientId,
-        redirectUri: login.redirectUri,
-        scope: login.scope,
-        codeChallenge: login.codeChallenge,
-        personId: checked.personId,
-        methods: ['password'],
-        authTime,
-        idToken,
-      });
+      await Promise.all([
+        person &&
+          deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
+            analytics_metadata: analyticsMetadata(rc.analytics),
+            browser_metadata: rc.browser,
+            person_id: person.personId,
+            region: person.region,
+            success_authn_method: 'password',
+            authenticated_methods: ['password'],
+            handle: eventHandle(checked.authentication.handle),
+          }),
+        codes.issue(code, {
+          orgId: login.orgId,
+          clientId: client.clientId,
+          redirectUri: login.redirectUri,
+          scope: login.scope,
+          codeChallenge: login.codeChallenge,
+          personId: checked.personId,
+          methods: ['password'],
+          authTime,
+          idToken,
+        }),
+      ]);
       return answer(login.redirectUri, { code, state: login.state });
     },
   };

@@ -26,40 +26,44 @@ export function refreshTokenGrant(
     async handle({ client, params, request }) {
       const presented = params.get('refresh_token');
       if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
-      const found = await deps.families.findRefresh(presented);
+      // Nearly always one statement: the token is spent here if it is good for this client now.
+      const fresh = await deps.families.spendFresh(presented, client.clientId);
+      const found = fresh ?? (await deps.families.findRefresh(presented));
       if (!found) throw new OAuthError('invalid_grant', 'refresh_token is not a valid refresh token');
       const { family } = found;
-      if (family.clientId !== client.clientId)
-        throw new OAuthError('invalid_grant', 'refresh_token was issued to another client');
-      if (family.revoked) throw new OAuthError('invalid_grant', 'refresh_token has been revoked');
-      const now = deps.clock.now();
-      if (found.expiresAt <= now) throw new OAuthError('invalid_grant', 'refresh_token has expired');
+      if (!fresh) {
+        if (family.clientId !== client.clientId)
+          throw new OAuthError('invalid_grant', 'refresh_token was issued to another client');
+        if (family.revoked) throw new OAuthError('invalid_grant', 'refresh_token has been revoked');
+        if (found.expiresAt <= deps.clock.now())
+          throw new OAuthError('invalid_grant', 'refresh_token has expired');
+        // Spent already: a concurrent refresh within the grace window, or a stolen copy replayed.
+        const spent = await deps.families.spend(found.tokenHash);
+        if (!spent.won && deps.clock.now() - spent.spentAt > deps.graceSeconds * 1000) {
+          await deps.revokeFamily(family);
+          throw new OAuthError(
+            'invalid_grant',
+            'refresh_token has already been used; every token of its grant is revoked',
+          );
+        }
+      }
 
       let scope = family.scope.filter((s) => client.scopes.includes(s));
       const asked = params.get('scope');
       if (asked !== undefined) {
         const narrowed = parseScope(asked);
-        if (!narrowed || narrowed.length === 0)
+        const wider = narrowed?.filter((s) => !scope.includes(s)) ?? [];
+        if (!narrowed || narrowed.length === 0 || wider.length) {
+          // Refused before anything was issued: the token stays as good as it was.
+          if (fresh) await deps.families.unspend(found.tokenHash);
           throw new OAuthError(
             'invalid_scope',
-            'scope must be space-delimited scope tokens (RFC 6749 section 3.3)',
+            !narrowed || narrowed.length === 0
+              ? 'scope must be space-delimited scope tokens (RFC 6749 section 3.3)'
+              : `scope ${wider.join(' ')} was not granted: a refresh may narrow the original scope, never widen it`,
           );
-        const wider = narrowed.filter((s) => !scope.includes(s));
-        if (wider.length)
-          throw new OAuthError(
-            'invalid_scope',
-            `scope ${wider.join(' ')} was not granted: a refresh may narrow the original scope, never widen it`,
-          );
+        }
         scope = narrowed;
-      }
-
-      const spent = await deps.families.spend(found.tokenHash);
-      if (!spent.won && now - spent.spentAt > deps.graceSeconds * 1000) {
-        await deps.revokeFamily(family);
-        throw new OAuthError(
-          'invalid_grant',
-          'refresh_token has already been used; every token of its grant is revoked',
-        );
       }
 
       await requireActivePerson(deps.directory, family.orgId, family.personId);

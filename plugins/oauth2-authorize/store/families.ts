@@ -94,6 +94,43 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /**
+     * The common case in one statement: spends the token if it is unspent, unexpired, of this client
+     * and of a family not revoked, and answers it with its family. Undefined otherwise (the caller
+     * looks again to say why, or for the grace window). Of two refreshes racing, exactly one spends it.
+     */
+    async spendFresh(token: string, clientId: string): Promise<FoundRefresh | undefined> {
+      const now = clock.now();
+      const [row] = await storage.db
+        .update(r)
+        .set({ spentAt: now })
+        .from(f)
+        .where(
+          and(
+            eq(r.tokenHash, await digest(token)),
+            isNull(r.spentAt),
+            gt(r.expiresAt, now),
+            eq(f.familyId, r.familyId),
+            eq(f.clientId, clientId),
+            isNull(f.revokedAt),
+          ),
+        )
+        .returning({ token: r, family: f });
+      if (!row) return undefined;
+      return {
+        tokenHash: row.token.tokenHash,
+        family: familyOf(row.family),
+        issuedAt: row.token.issuedAt,
+        expiresAt: row.token.expiresAt,
+        spentAt: undefined,
+      };
+    },
+
+    /** Puts back a token spent by a refresh that was then refused (a scope it may not have). */
+    async unspend(tokenHash: string): Promise<void> {
+      await storage.db.update(r).set({ spentAt: null }).where(eq(r.tokenHash, tokenHash));
+    },
+
+    /**
      * Spends a refresh token: one statement marks it only if it is unspent, so of two refreshes racing
      * exactly one wins; the loser reads when it was spent (for the grace window).
      */
