@@ -5,6 +5,7 @@ import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import { definePlugin } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 import { beforeTokenIssued } from '../../../core/tokens/before-token-issued.ts';
 import { oauth2 } from '../../../plugins/oauth2/index.ts';
 import { oauth2Authorize } from '../../../plugins/oauth2-authorize/index.ts';
@@ -28,7 +29,7 @@ export interface MadeClient {
  * PUBLIC_BASE_URL, so an OAuth client library runs discovery against it. A hook probe sits on
  * beforeTokenIssued; every event published is kept.
  */
-export async function startAuthorizeService(o: { env?: Env; clock?: Clock } = {}) {
+export async function startAuthorizeService(o: { env?: Env; clock?: Clock; storage?: Storage } = {}) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const server = Bun.serve({
@@ -55,6 +56,7 @@ export async function startAuthorizeService(o: { env?: Env; clock?: Clock } = {}
     definition: { plugins: [...identityPlugins(), oauth2(), oauth2Authorize(), probe] },
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.storage ? { storage: o.storage } : {}),
   });
   handle = t.service.fetchFrom;
   const events: ServiceEvent[] = [];
