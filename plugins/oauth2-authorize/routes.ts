@@ -165,6 +165,22 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       {
         parse: 'none',
         detail: {
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: {
+                  type: 'object',
+                  required: ['csrf_token', 'handle', 'password'],
+                  properties: {
+                    csrf_token: { type: 'string', description: 'From the page: names the login' },
+                    handle: { type: 'string', maxLength: 320 },
+                    password: { type: 'string', maxLength: 1024 },
+                  },
+                },
+              },
+            },
+          },
           operationId: 'PostOauth2AuthorizeLogin',
           summary: 'The hosted sign-in form',
           description:
