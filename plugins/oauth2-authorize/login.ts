@@ -40,12 +40,15 @@ export interface LoginDeps {
   baseUrl: string;
 }
 
-/** The kind of handle typed into the one field: an email address, a phone number, else a username. */
+/**
+ * The kind of handle typed into the one field: with an `@` an email address, starting with `+` a phone
+ * number (E.164, as handles are stored), else a username (which may be all digits).
+ */
 export function handleOf(typed: string): PersonHandle {
   const value = typed.trim();
   const type: HandleType = value.includes('@')
     ? 'email_address'
-    : /^\+?[0-9][0-9 ().-]{6,}$/.test(value)
+    : /^\+[0-9 ().-]{7,}$/.test(value)
       ? 'phone_number'
       : 'username';
   return { type, value };

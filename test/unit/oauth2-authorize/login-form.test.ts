@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { ServiceError } from '../../../core/errors.ts';
+import { handleOf } from '../../../plugins/oauth2-authorize/login.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
@@ -28,6 +29,31 @@ async function opened(extra: Record<string, string> = {}, cookie?: string) {
 }
 
 const text = async (res: Response) => ({ status: res.status, text: await res.text(), headers: res.headers });
+
+describe('the handle field', () => {
+  it('reads an @ as an email address, a leading + as a phone number, anything else as a username', () => {
+    expect(handleOf(' Ada@Example.com ')).toEqual({ type: 'email_address', value: 'Ada@Example.com' });
+    expect(handleOf('+1 (202) 555-0142')).toEqual({ type: 'phone_number', value: '+1 (202) 555-0142' });
+    expect(handleOf('12345678')).toEqual({ type: 'username', value: '12345678' });
+    expect(handleOf('ada.l')).toEqual({ type: 'username', value: 'ada.l' });
+  });
+
+  it('signs in a person by the phone number typed as people write it', async () => {
+    const made = await s.call('POST', '/persons', {
+      body: { handles: [{ type: 'phone_number', value: '+12025550142' }] },
+    });
+    await expectStatus(made, 201);
+    const password = 'correct horse battery staple';
+    await expectStatus(
+      await s.call('PUT', `/persons/${made.json.result.person_id}/credentials/password`, {
+        body: { password },
+      }),
+      204,
+    );
+    const login = await opened();
+    await expectStatus(await submitLogin(s.url, login, '+1 (202) 555-0142', password), 303);
+  });
+});
 
 describe('the hosted form', () => {
   it('answers the page again with 401 for a wrong password, and the same login still completes', async () => {
