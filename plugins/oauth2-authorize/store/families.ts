@@ -1,4 +1,5 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
+import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
@@ -79,6 +80,15 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   const { storage, clock } = deps;
   const f = oauth2AuthorizeFamilies;
   const r = oauth2AuthorizeRefreshTokens;
+  const inserts = createGroupCommit<typeof r.$inferInsert>({
+    storage,
+    transaction: false,
+    ...batchingFor(storage),
+    async write(tx, rows) {
+      await tx.db.insert(r).values(rows);
+      return rows.map(() => undefined);
+    },
+  });
 
   return {
     async family(familyId: string): Promise<Family | undefined> {
@@ -86,7 +96,10 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
       return row ? familyOf(row) : undefined;
     },
 
-    /** Records a new refresh token of the family, with the access token issued beside it. */
+    /**
+     * Records a new refresh token of the family, with the access token issued beside it. Concurrent
+     * refreshes share one INSERT (group commit): the token is stored once this resolves.
+     */
     async addRefresh(
       familyId: string,
       token: string,
@@ -94,7 +107,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
       access: IssuedAccess,
     ): Promise<void> {
       const now = clock.now();
-      await storage.db.insert(r).values({
+      await inserts.add({
         tokenHash: await digest(token),
         familyId,
         issuedAt: now,
