@@ -23,6 +23,7 @@ describe('generated migrations', () => {
         'webhooks',
         'roles',
         'consents',
+        'sdk',
       ].sort(),
     );
   });
