@@ -3,6 +3,7 @@ import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
 import { edge } from './plugins/edge/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
+import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { roles } from './plugins/roles/index.ts';
@@ -25,6 +26,7 @@ export default defineService({
     sso(),
     ssoSignIn(),
     oauth2(),
+    oauth2Authorize(),
     roles(),
     consents(),
     sdk(),

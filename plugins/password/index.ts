@@ -1,10 +1,12 @@
 import * as v from 'valibot';
+import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createPasswordAuthenticator } from './authenticator.ts';
 import { createCredentialStore } from './credentials.ts';
 import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
 import { migrations } from './migrations/index.ts';
@@ -38,7 +40,8 @@ const settings = v.object({
 /**
  * The password factor and anonymous persons: PUT /persons/{id}/credentials/password (argon2id, or an
  * imported argon2id or bcrypt hash rehashed on first use), POST /authenticate/password and POST
- * /persons/anonymous. Requires personDirectory (persons plugin) and tokenIssuer (tokens plugin).
+ * /persons/anonymous. Requires personDirectory (persons plugin) and tokenIssuer (tokens plugin); provides
+ * passwordAuthenticator, the same check for other sign-in surfaces (the OAuth hosted login).
  *
  * @example
  * defineService({ plugins: [persons(), tokens(), password({ argon2: { memoryKiB: 47104, iterations: 1 } })] })
@@ -49,6 +52,7 @@ export const password = (options: PasswordOptions = {}) =>
     migrations,
     settings,
     requires: { directory: personDirectory, issuer: tokenIssuer },
+    provides: { passwordAuthenticator },
     emits: ['PasswordChanged_v1', 'AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { directory, issuer }) {
       const s = ctx.settings;
@@ -61,7 +65,7 @@ export const password = (options: PasswordOptions = {}) =>
       const buckets = (rate: Rate) =>
         createTokenBuckets({ clock: ctx.clock, perMinute: rate.perMinute, capacity: rate.burst });
       const credentials = createCredentialStore({ storage: ctx.storage, clock: ctx.clock });
-      const signIn = createSignIn({
+      const { signIn, verify } = createSignIn({
         directory,
         issuer,
         credentials,
@@ -87,6 +91,10 @@ export const password = (options: PasswordOptions = {}) =>
           s.ANONYMOUS_RATE_LIMIT ?? options.anonymousRateLimit ?? { perMinute: 10, burst: 20 },
         ),
       });
-      return { routes, attach: [deleteCredentialOfDeletedPerson] };
+      return {
+        routes,
+        provide: { passwordAuthenticator: createPasswordAuthenticator({ directory, verify }) },
+        attach: [deleteCredentialOfDeletedPerson],
+      };
     },
   });

@@ -20,7 +20,7 @@ export interface PasswordRouteDeps {
   issuer: TokenIssuer;
   credentials: CredentialStore;
   hasher: Hasher;
-  signIn: ReturnType<typeof createSignIn>;
+  signIn: ReturnType<typeof createSignIn>['signIn'];
   readContext: (request: Request) => RequestContext;
   anonymousPerAddress: TokenBuckets;
 }
