@@ -1,10 +1,13 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
+import { edge } from './plugins/edge/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
+import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { roles } from './plugins/roles/index.ts';
+import { sdk } from './plugins/sdk/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
 import { tokens } from './plugins/tokens/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
@@ -23,7 +26,10 @@ export default defineService({
     sso(),
     ssoSignIn(),
     oauth2(),
+    oauth2Authorize(),
     roles(),
     consents(),
+    sdk(),
+    edge(),
   ],
 });

@@ -48,6 +48,7 @@ export {
   type IssuedToken,
   type IssueRequest,
   type TokenIssuer,
+  type TokenRevocation,
   tokenIssuer,
 } from './capabilities/token-issuer.ts';
 export { type Config, ConfigError, type Env } from './config.ts';
@@ -181,3 +182,4 @@ export {
   type ServiceClaimsRequest,
   serviceTokenClaims,
 } from './tokens/service-claims.ts';
+export { onTokenRevoked, type TokenRevoked } from './tokens/token-revoked.ts';

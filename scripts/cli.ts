@@ -8,18 +8,23 @@
  *   npx identity-service org api-key rotate --org <id> [--grace <seconds>]
  *   npx identity-service keys rotate --org <id>            new signing key; the old one stays in the JWKS
  *   npx identity-service keys rotate --tokens              new identity-token key; the old one stays published
+ *   npx identity-service oauth-client create --org <id> --name <name> [--grant-types a,b] [--scopes a,b]
+ *                        [--redirect-uri <uri> ...] [--public]    {"client_id","client_secret",...}
  *   npx identity-service secrets reseal                    seal every value again with the current master key
  *   npx identity-service migrate                           apply pending migrations and exit
  */
 import { parseArgs } from 'node:util';
 import { DataDirLockedError } from '../adapters/pglite/lock.ts';
 import { ConfigError, loadConfig } from '../core/config.ts';
+import { ServiceError } from '../core/errors.ts';
+import { parseOrThrow } from '../core/http/validation.ts';
 import { isUuid } from '../core/ids.ts';
 import { createLogger } from '../core/log.ts';
 import { StorageError } from '../core/ports/storage.ts';
 import type { Service } from '../core/service.ts';
 import { TOKEN_KEYS_OWNER } from '../core/tokens/token-keys.ts';
 import { createService } from '../entry/create-service.ts';
+import { ClientCreateSchema, createClient, createClientStore } from '../plugins/oauth2/index.ts';
 
 const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <command>)
   org create --name <name>
@@ -27,12 +32,74 @@ const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <co
   org api-key rotate --org <organization_id> [--grace <seconds>]
   keys rotate --org <organization_id>
   keys rotate --tokens
+  oauth-client create --org <organization_id> --name <name> [--grant-types <a,b>] [--scopes <a,b>]
+                      [--redirect-uri <uri> ...] [--public]
   secrets reseal
   migrate`;
 
 class UsageError extends Error {}
 
 const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+/** The API's field names as the CLI's flags, for validation messages. */
+const FLAG_OF: Record<string, string> = {
+  'body.client_name': '--name',
+  'body.grant_types': '--grant-types',
+  'body.scopes': '--scopes',
+  'body.redirect_uris': '--redirect-uri',
+  'body.public': '--public',
+};
+
+/** A comma- or space-separated list flag. */
+const listOf = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((s) => s !== '');
+
+/** oauth-client create: the same validation and rules as POST /oauth2/clients, messages naming the flags. */
+async function createOAuthClient(
+  service: Service,
+  orgId: string,
+  flags: {
+    name?: string;
+    'grant-types'?: string;
+    scopes?: string;
+    'redirect-uri'?: string[];
+    public?: boolean;
+  },
+) {
+  const name = flags.name?.trim();
+  if (!name) throw new UsageError('--name <name> is required');
+  const isPublic = flags.public ?? false;
+  const grantTypes =
+    flags['grant-types'] === undefined
+      ? [isPublic ? 'authorization_code' : 'client_credentials']
+      : listOf(flags['grant-types']);
+  const store = createClientStore({ storage: service.ctx.storage, clock: service.ctx.clock });
+  try {
+    const body = parseOrThrow(
+      ClientCreateSchema,
+      {
+        client_name: name,
+        scopes: listOf(flags.scopes),
+        grant_types: grantTypes,
+        redirect_uris: flags['redirect-uri'] ?? [],
+        public: isPublic,
+      },
+      'body',
+    );
+    const { row, secret } = await createClient(store, orgId, body);
+    return {
+      client_id: row.clientId,
+      ...(secret !== undefined ? { client_secret: secret } : {}),
+      client_name: row.name,
+      grant_types: row.grantTypes,
+      scopes: row.scopes,
+      redirect_uris: row.redirectUris,
+      public: row.public,
+    };
+  } catch (e) {
+    if (!(e instanceof ServiceError) || e.status !== 400) throw e;
+    throw new UsageError(e.message.replace(/body\.[a-z_]+/g, (field) => FLAG_OF[field] ?? field));
+  }
+}
 
 function requireOrg(org: string | undefined): string {
   if (!org) throw new UsageError('--org <organization_id> is required');
@@ -46,6 +113,7 @@ const COMMANDS = new Set([
   'org list',
   'org api-key rotate',
   'keys rotate',
+  'oauth-client create',
   'secrets reseal',
   'migrate',
 ]);
@@ -53,7 +121,16 @@ const COMMANDS = new Set([
 async function run(
   service: Service,
   words: string[],
-  flags: { name?: string; org?: string; grace?: string; tokens?: boolean },
+  flags: {
+    name?: string;
+    org?: string;
+    grace?: string;
+    tokens?: boolean;
+    'grant-types'?: string;
+    scopes?: string;
+    'redirect-uri'?: string[];
+    public?: boolean;
+  },
 ) {
   const { orgs, signer } = service.ctx;
   const command = words.join(' ');
@@ -94,6 +171,15 @@ async function run(
       if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
       return out({ organization_id: orgId, ...(await signer.rotate(orgId)) });
     }
+    case 'oauth-client create': {
+      const orgId = requireOrg(flags.org);
+      if (!service.plugins.includes('oauth2'))
+        throw new UsageError(
+          'the oauth2 plugin is not enabled in this deployment (PLUGINS, service.config.ts)',
+        );
+      if (!(await orgs.get(orgId))) throw new UsageError(`no organization ${orgId}`);
+      return out({ organization_id: orgId, ...(await createOAuthClient(service, orgId, flags)) });
+    }
     case 'secrets reseal': {
       const resealed = await service.reseal();
       return out({ current_key_id: service.ctx.secrets.currentKeyId, resealed });
@@ -126,6 +212,10 @@ async function main(): Promise<number> {
         org: { type: 'string' },
         grace: { type: 'string' },
         tokens: { type: 'boolean' },
+        'grant-types': { type: 'string' },
+        scopes: { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        public: { type: 'boolean' },
         help: { type: 'boolean' },
       },
       allowPositionals: true,

@@ -169,12 +169,26 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
   };
 }
 
+/** Encoded protected headers by kid and typ: a hot signer encodes the same few again and again. */
+const encodedHeaders = new Map<string, string>();
+
+function encodedHeader(header: Record<string, string>): string {
+  const key = `${header.kid} ${header.typ}`;
+  let encoded = encodedHeaders.get(key);
+  if (encoded === undefined) {
+    encoded = Buffer.from(JSON.stringify(header)).toString('base64url');
+    if (encodedHeaders.size > 1000) encodedHeaders.clear();
+    encodedHeaders.set(key, encoded);
+  }
+  return encoded;
+}
+
 /**
  * A compact JWS with ES256, signed synchronously by node:crypto: no copy of the claims (jose deep-copies
  * them, and webhook claims carry whole events) and no hand-off to a WebCrypto worker.
  */
 function signCompact(header: Record<string, string>, claims: JWTPayload, key: KeyObject): string {
-  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  const input = `${encodedHeader(header)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const signature = signBytes('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;
 }

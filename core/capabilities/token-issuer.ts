@@ -1,5 +1,6 @@
 import { defineCapability } from '../contract/capabilities.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
+import type { Transaction } from '../ports/storage.ts';
 import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
 import type { AnalyticsContext } from './person-directory.ts';
 
@@ -48,6 +49,19 @@ export type InvalidReason =
   /** A genuine token of another organization than the one asking. */
   | 'wrong_organization';
 
+/** What to revoke: a token `validate` accepted, named by its claims. */
+export interface TokenRevocation {
+  orgId: string;
+  /** The token's `jti`. */
+  tokenId: string;
+  /** The token's `exp` (seconds since the epoch): the revocation is kept until then. */
+  expiresAt: number;
+  /** The token's person, for the onTokenRevoked handlers. */
+  personId?: string;
+  /** `logout` for the person's own call, `api` for POST /token/revoke. */
+  reason: 'logout' | 'api';
+}
+
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
 export interface TokenIssuer {
   /**
@@ -62,6 +76,14 @@ export interface TokenIssuer {
     token: string,
     orgId?: string,
   ): Promise<{ valid: true; claims: Record<string, JsonValue> } | { valid: false; reason: InvalidReason }>;
+  /**
+   * Revokes a token until it expires: `validate` answers `revoked` from then on. Give it the claims of a
+   * token `validate` accepted. With `tx`, the revocation commits or rolls back with the caller's own
+   * writes (its event, say). Runs onTokenRevoked in the same transaction when the token is newly
+   * revoked: where the refresh-token family issued with it goes, once OAuth issues them. True when this
+   * call revoked it, false when it already was (of two racing calls, one gets true).
+   */
+  revoke(revocation: TokenRevocation, options?: { tx?: Transaction }): Promise<boolean>;
 }
 
 /** Provided by the tokens plugin. */

@@ -20,11 +20,45 @@ export interface AdmittedRequest {
 const nothing = () => {};
 
 /**
+ * Bodies that declare a length up to this are read whole before the app sees them: a buffered body costs
+ * a few microseconds, a counting stream tens (measured on Bun: 8 against 23 µs per request), which is
+ * most of a small POST such as a token request. Longer bodies stream through the counter.
+ */
+export const BUFFERED_BODY_MAX = 64 * 1024;
+
+/**
+ * Reads a small declared body whole, within `timeoutMs`: the runtime delivers no more than the declared
+ * length, so only the time needs watching. Rejects with the 408 when the body stalls.
+ */
+async function buffered(request: Request, body: ReadableStream, timeoutMs: number): Promise<AdmittedRequest> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void body.cancel().catch(nothing);
+      reject(timedOut(timeoutMs));
+    }, timeoutMs);
+  });
+  try {
+    const bytes = await Promise.race([request.arrayBuffer(), stalled]);
+    const admitted = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: bytes,
+      signal: request.signal,
+    });
+    return { request: admitted, settle: nothing };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Puts a request body under its rules: a declared length above the limit is refused at once (and one
  * that is not a decimal number of bytes is a 400); a stream that passes the limit errors, and a body
  * still incomplete after `timeoutMs` errors too. Those errors reach the error handler as 413 and 408.
+ * A small declared body is read whole first (a promise, which rejects with the 408 when it stalls).
  */
-export function admitBody(request: Request, rules: BodyRules): AdmittedRequest {
+export function admitBody(request: Request, rules: BodyRules): AdmittedRequest | Promise<AdmittedRequest> {
   const { limit, timeoutMs } = rules;
   const declared = request.headers.get('content-length');
   if (declared !== null) {
@@ -35,6 +69,8 @@ export function admitBody(request: Request, rules: BodyRules): AdmittedRequest {
     if (Number(declared) > limit) throw tooLarge(limit);
   }
   if (!request.body) return { request, settle: nothing };
+  if (declared !== null && Number(declared) <= BUFFERED_BODY_MAX)
+    return buffered(request, request.body, timeoutMs);
   let seen = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const settle = () => clearTimeout(timer);

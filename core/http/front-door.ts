@@ -41,26 +41,22 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
   const { bodyLimit, log } = options;
   const rules = { limit: bodyLimit, timeoutMs: options.requestTimeoutMs ?? 10_000 };
   const hops = options.trustedProxyHops ?? 0;
-  return (request: Request, peer?: string): Promise<Response> => {
-    let admitted: AdmittedRequest;
-    try {
-      admitted = admitBody(routableRequest(request), rules);
-      rememberClientIp(admitted.request, clientIpOf(request.headers, peer, hops));
-    } catch (e) {
-      const status = e instanceof ServiceError ? e.status : 400;
-      const message = e instanceof ServiceError ? e.message : 'the request could not be read';
-      const id = requestIdOf(request.headers);
-      log.info('request', {
-        request_id: id,
-        method: request.method,
-        path: urlPathOf(request.url),
-        status,
-        ms: 0,
-      });
-      return Promise.resolve(
-        Response.json(errorEnvelope(status, message), { status, headers: { 'x-request-id': id } }),
-      );
-    }
+  const refuse = (request: Request, e: unknown): Response => {
+    const status = e instanceof ServiceError ? e.status : 400;
+    const message = e instanceof ServiceError ? e.message : 'the request could not be read';
+    const id = requestIdOf(request.headers);
+    log.info('request', {
+      request_id: id,
+      method: request.method,
+      path: urlPathOf(request.url),
+      status,
+      ms: 0,
+    });
+    const headers = { ...(e instanceof ServiceError ? e.headers : undefined), 'x-request-id': id };
+    return Response.json(errorEnvelope(status, message), { status, headers });
+  };
+  const run = (request: Request, admitted: AdmittedRequest, peer?: string): Promise<Response> => {
+    rememberClientIp(admitted.request, clientIpOf(request.headers, peer, hops));
     const start = performance.now();
     return handle(admitted.request).then(
       (answer) => {
@@ -81,5 +77,19 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
         throw e;
       },
     );
+  };
+  return (request: Request, peer?: string): Promise<Response> => {
+    let admitted: AdmittedRequest | Promise<AdmittedRequest>;
+    try {
+      admitted = admitBody(routableRequest(request), rules);
+    } catch (e) {
+      return Promise.resolve(refuse(request, e));
+    }
+    if (admitted instanceof Promise)
+      return admitted.then(
+        (a) => run(request, a, peer),
+        (e) => refuse(request, e),
+      );
+    return run(request, admitted, peer);
   };
 }

@@ -12,6 +12,8 @@ const invalidClient = (description: string) => new OAuthError('invalid_client', 
 
 /** RFC 6749 appendix B: each of the Basic credentials is form-url-encoded before base64. */
 function formDecoded(part: string, what: string): string {
+  // Most IDs and secrets (UUIDs, base64url) carry nothing encoded: skip the decoder for them.
+  if (!part.includes('%') && !part.includes('+')) return part;
   try {
     return decodeURIComponent(part.replaceAll('+', ' '));
   } catch {

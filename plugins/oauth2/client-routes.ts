@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { CoreErrors } from '../../core/errors.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { createClient, patchClient } from './client-admin.ts';
@@ -19,6 +19,12 @@ import {
 import type { ClientStore } from './store.ts';
 
 const TAGS = ['OAuth2'];
+
+/** Runs before validation: a body that is not a JSON object is one error, not one per member. */
+function refuseNonObject({ body }: { body: unknown }): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw CoreErrors.VALIDATION('body: must be a JSON object');
+}
 const PATH = '/oauth2/clients';
 const security = [{ orgId: [], apiKey: [] }];
 
@@ -80,7 +86,7 @@ export function clientRoutes(
         apiKey: true,
         headers: consistencyHeaders(ctx.headers),
         parse: 'json',
-        transform: refuseArrayBody,
+        transform: refuseNonObject,
         body: ClientCreateSchema,
         response: { 201: resultOf(ClientWithSecretSchema), ...write },
         detail: {
@@ -133,7 +139,7 @@ export function clientRoutes(
         headers: consistencyHeaders(ctx.headers),
         params: ClientIdParams,
         parse: 'json',
-        transform: refuseArrayBody,
+        transform: refuseNonObject,
         body: ClientPatchSchema,
         response: { 200: resultOf(ClientSchema), ...write },
         detail: {

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
+import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createAccessTokens } from './access-tokens.ts';
@@ -75,6 +76,9 @@ export const oauth2 = (options: OAuth2Options = {}) => {
     migrations,
     settings,
     provides: { oauth2Server },
+    // Not called: the tokens plugin publishes the keys that sign access tokens (/.well-known/jwks.json)
+    // and the discovery document, without which no client or resource server can use them.
+    requires: { tokens: tokenIssuer },
     setup(ctx) {
       const defaults: LifetimeDefaults = {
         accessTokenSeconds: ctx.settings.OAUTH2_ACCESS_TOKEN_LIFETIME ?? access,

@@ -10,7 +10,7 @@ const INTERVAL_MS = 60_000;
  * A client's last use, kept off the token endpoint's path: a use is noted in memory and written by a
  * worker every minute, so a grant costs no write.
  */
-export function createLastUsed(deps: { store: ClientStore; clock: Clock; log: Logger }) {
+export function createLastUsed(deps: { store: Pick<ClientStore, 'touch'>; clock: Clock; log: Logger }) {
   const { store, clock, log } = deps;
   const written = new Map<string, number>();
   const pending = new Set<string>();

@@ -7,13 +7,29 @@ const NO_STORE = { 'content-type': 'application/json', 'cache-control': 'no-stor
 /** The realm of the Basic challenge on a 401 (RFC 6749 §5.2, RFC 7617). */
 export const REALM = 'oauth2';
 
+/**
+ * An answer of an OAuth endpoint. The route hands it to Elysia as a string with `set` headers, so one
+ * Response is built per request (a returned Response would be copied to merge the request-id header).
+ */
+export interface OAuthAnswer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
 /** A success body of the token, introspection or revocation endpoint: bare JSON, never cached. */
-export const jsonAnswer = (body: unknown): Response =>
-  new Response(JSON.stringify(body), { status: 200, headers: NO_STORE });
+export const jsonAnswer = (body: unknown): OAuthAnswer => ({
+  status: 200,
+  body: JSON.stringify(body),
+  headers: NO_STORE,
+});
 
 /** An empty 200 (revocation, RFC 7009 §2.2). */
-export const emptyAnswer = (): Response =>
-  new Response(null, { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } });
+export const emptyAnswer = (): OAuthAnswer => ({
+  status: 200,
+  body: '',
+  headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
+});
 
 /**
  * An OAuth error as both kinds of client read it: the service's envelope (errors, with
@@ -26,7 +42,7 @@ export function errorAnswer(
   error: OAuthErrorCode,
   description: string,
   extra: Record<string, string> = {},
-): Response {
+): OAuthAnswer {
   const body = {
     errors: [{ httpcode: status, message: description }],
     meta: { cursor_pagination: { limit: 0, cursor: '', total_count: 0 } },
@@ -35,7 +51,7 @@ export function errorAnswer(
   };
   const headers: Record<string, string> = { ...NO_STORE, ...extra };
   if (status === 401) headers['www-authenticate'] = `Basic realm="${REALM}", charset="UTF-8"`;
-  return new Response(JSON.stringify(body), { status, headers });
+  return { status, body: JSON.stringify(body), headers };
 }
 
 /** The RFC 6749 code of a ServiceError that reached an OAuth endpoint (a hook's refusal, a rate limit). */
@@ -48,7 +64,7 @@ function codeOf(status: number): OAuthErrorCode {
 }
 
 /** The answer to what an OAuth endpoint threw: OAuth errors and ServiceErrors in the OAuth shape. */
-export function answerFor(e: unknown): Response | undefined {
+export function answerFor(e: unknown): OAuthAnswer | undefined {
   if (e instanceof OAuthError) return errorAnswer(e.status, e.error, e.description);
   if (e instanceof ServiceError) return errorAnswer(e.status, codeOf(e.status), e.message, e.headers);
   return undefined;

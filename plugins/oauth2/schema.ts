@@ -140,7 +140,15 @@ const duration = (max: number, what: string) =>
 const accessDuration = duration(MAX_ACCESS_TOKEN_SECONDS, 'access tokens');
 const refreshDuration = duration(MAX_REFRESH_TOKEN_SECONDS, 'refresh tokens');
 
-export const ClientCreateSchema = v.strictObject(
+/** Members not in `entries` are refused, each by name; a missing required member "is required". */
+const exactly = <E extends v.ObjectEntries>(entries: E, what: string) =>
+  v.objectWithRest(
+    entries,
+    v.never(`is not a member ${what} (accepted: ${Object.keys(entries).join(', ')})`),
+    'is required',
+  );
+
+export const ClientCreateSchema = exactly(
   {
     client_name: clientName,
     scopes,
@@ -155,10 +163,10 @@ export const ClientCreateSchema = v.strictObject(
       ),
     ),
   },
-  'is not a member of an OAuth 2.0 client (accepted: client_name, scopes, grant_types, redirect_uris, access_token_duration, refresh_token_duration, public)',
+  'of an OAuth 2.0 client',
 );
 
-export const ClientPatchSchema = v.strictObject(
+export const ClientPatchSchema = exactly(
   {
     client_name: v.optional(clientName),
     scopes: v.optional(scopes),
@@ -167,7 +175,7 @@ export const ClientPatchSchema = v.strictObject(
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
   },
-  'is not a member a PATCH may change (accepted: client_name, scopes, grant_types, redirect_uris, access_token_duration, refresh_token_duration)',
+  'a PATCH may change',
 );
 
 export const ClientSchema = v.object({

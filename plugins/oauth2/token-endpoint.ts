@@ -6,7 +6,7 @@ import { authenticateClient, presentedClient } from './client-auth.ts';
 import type { ClientCache } from './client-cache.ts';
 import { readForm } from './form.ts';
 import type { LastUsed } from './last-used.ts';
-import { answerFor, errorAnswer, jsonAnswer } from './responses.ts';
+import { answerFor, errorAnswer, jsonAnswer, type OAuthAnswer } from './responses.ts';
 import type { OAuth2Registry } from './server.ts';
 
 export interface EndpointDeps {
@@ -33,9 +33,9 @@ export function analyticsOf(request: Request): AnalyticsContext {
  */
 export function oauthEndpoint(
   deps: EndpointDeps,
-  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Promise<Response>,
+  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Promise<OAuthAnswer>,
 ) {
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request): Promise<OAuthAnswer> => {
     try {
       const params = await readForm(request);
       const client = await authenticateClient(deps.clients, presentedClient(request.headers, params));
@@ -70,7 +70,16 @@ export function tokenEndpoint(deps: EndpointDeps) {
         'unauthorized_client',
         `client ${client.clientId} may not use the ${grantType} grant (its grant types: ${client.grantTypes.join(', ')})`,
       );
-    const body = await grant.handle({ client, params, request: analyticsOf(request) });
+    // The caller's context is built only for a grant that reads it (client_credentials does not).
+    let analytics: AnalyticsContext | undefined;
+    const body = await grant.handle({
+      client,
+      params,
+      get request() {
+        analytics ??= analyticsOf(request);
+        return analytics;
+      },
+    });
     lastUsed.seen(client.clientId);
     return jsonAnswer(body);
   });

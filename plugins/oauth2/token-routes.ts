@@ -1,9 +1,23 @@
 import { Elysia } from 'elysia';
 import type { AccessTokens } from './access-tokens.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
+import type { OAuthAnswer } from './responses.ts';
 import { type EndpointDeps, tokenEndpoint } from './token-endpoint.ts';
 
 const TAGS = ['OAuth2'];
+
+/**
+ * CORS for the token and revocation endpoints, so a browser app (a public client with PKCE) can call
+ * them: any origin, since the request carries the client's credentials or code, never a cookie.
+ * Introspection is for confidential clients on servers and has none.
+ */
+const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'www-authenticate' };
+const PREFLIGHT = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST',
+  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-max-age': '600',
+};
 /** HTTP Basic, or the credentials in the form (which OpenAPI cannot name as a scheme). */
 const security = [{ clientBasic: [] }];
 
@@ -82,11 +96,37 @@ const errors = {
  * (`parse: 'none'`): duplicates must be seen, and the form is parsed once, cheaply.
  */
 export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
-  const token = tokenEndpoint(deps);
-  const introspect = introspectionEndpoint(deps, accessTokens);
-  const revoke = revocationEndpoint(deps, accessTokens);
+  type Set = { status?: number | string; headers: Record<string, string | number> };
+  const answering =
+    (endpoint: (request: Request) => Promise<OAuthAnswer>, cors: boolean) =>
+    async ({ request, set }: { request: Request; set: Set }) => {
+      const answer = await endpoint(request);
+      set.status = answer.status;
+      Object.assign(set.headers, answer.headers);
+      if (cors && request.headers.has('origin')) Object.assign(set.headers, CORS);
+      return answer.body;
+    };
+  const token = answering(tokenEndpoint(deps), true);
+  const introspect = answering(introspectionEndpoint(deps, accessTokens), false);
+  const revoke = answering(revocationEndpoint(deps, accessTokens), true);
+  const preflight = ({ set }: { set: Set }) => {
+    set.status = 204;
+    Object.assign(set.headers, PREFLIGHT);
+  };
+  const preflightDoc = (path: string) => ({
+    detail: {
+      summary: `CORS preflight of ${path}`,
+      description:
+        'Browser apps (public clients) call the token and revocation endpoints from any origin: they authenticate by their credentials, never by cookies.',
+      tags: TAGS,
+      security: [],
+      responses: { 204: { description: 'Allowed: POST with Authorization and Content-Type' } },
+    },
+  });
   return new Elysia()
-    .post('/oauth2/tokens', ({ request }) => token(request), {
+    .options('/oauth2/tokens', preflight, preflightDoc('/oauth2/tokens'))
+    .options('/oauth2/tokens/revoke', preflight, preflightDoc('/oauth2/tokens/revoke'))
+    .post('/oauth2/tokens', token, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2Tokens',
@@ -138,7 +178,7 @@ export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
         },
       },
     })
-    .post('/oauth2/tokens/introspect', ({ request }) => introspect(request), {
+    .post('/oauth2/tokens/introspect', introspect, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2TokensIntrospect',
@@ -187,7 +227,7 @@ export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
         },
       },
     })
-    .post('/oauth2/tokens/revoke', ({ request }) => revoke(request), {
+    .post('/oauth2/tokens/revoke', revoke, {
       parse: 'none',
       detail: {
         operationId: 'PostOauth2TokensRevoke',

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, envText, type Rate } from '../../core/contract/settings.ts';
@@ -7,6 +8,7 @@ import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
 import { revokePersonTokens } from '../../core/tokens/revoke-person-tokens.ts';
+import { createPasswordAuthenticator } from './authenticator.ts';
 import { createCredentialStore } from './credentials.ts';
 import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
 import { migrations } from './migrations/index.ts';
@@ -62,7 +64,8 @@ const settings = v.object({
  * imported argon2id or bcrypt hash rehashed on first use), POST /authenticate/password and POST
  * /persons/anonymous; password reset by email (POST /authenticate/password/reset and /confirm, the
  * hosted page /password/reset, the organization's own reset URL). Requires personDirectory (persons
- * plugin) and tokenIssuer (tokens plugin).
+ * plugin) and tokenIssuer (tokens plugin); provides passwordAuthenticator, the same check for other
+ * sign-in surfaces (the OAuth hosted login).
  *
  * @example
  * defineService({ plugins: [persons(), tokens(), password({ argon2: { memoryKiB: 47104, iterations: 1 } })] })
@@ -77,6 +80,7 @@ export const password = (options: PasswordOptions = {}) => {
     settings,
     requires: { directory: personDirectory, issuer: tokenIssuer },
     declares: [revokePersonTokens],
+    provides: { passwordAuthenticator },
     emits: ['PasswordChanged_v1', 'AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { directory, issuer }) {
       const s = ctx.settings;
@@ -124,7 +128,7 @@ export const password = (options: PasswordOptions = {}) => {
             ? s.PASSWORD_RESET_REVOKE_TOKENS === 'true'
             : (options.revokeTokensOnReset ?? true),
       });
-      const signIn = createSignIn({
+      const { signIn, verify } = createSignIn({
         directory,
         issuer,
         credentials,
@@ -165,6 +169,7 @@ export const password = (options: PasswordOptions = {}) => {
           )
           .use(resetSettingsRoutes(ctx, resetSettings)),
         workers: [requests.worker],
+        provide: { passwordAuthenticator: createPasswordAuthenticator({ directory, verify }) },
         attach: [deleteCredentialOfDeletedPerson],
       };
     },

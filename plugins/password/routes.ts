@@ -21,7 +21,7 @@ export interface PasswordRouteDeps {
   issuer: TokenIssuer;
   credentials: CredentialStore;
   hasher: Hasher;
-  signIn: ReturnType<typeof createSignIn>;
+  signIn: ReturnType<typeof createSignIn>['signIn'];
   readContext: (request: Request) => RequestContext;
   anonymousPerAddress: TokenBuckets;
   /** The person's open reset links are void once the password is set here. */

@@ -11,6 +11,7 @@ import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
 import type { Hasher } from './hashing.ts';
@@ -44,6 +45,12 @@ export interface SignInRequest {
   anonymousToken?: string | undefined;
 }
 
+/** The outcome of a password check: the person and the authentication, or why not (already reported). */
+export type Verified =
+  | { ok: true; person: PersonRecord; authentication: TokenAuthentication }
+  | { ok: false; reason: 'invalid_credentials' }
+  | { ok: false; reason: 'rate_limited'; retryAfter: number; what: string };
+
 /** The handle as events carry it: its PersonHandleType number. */
 export const eventHandle = (h: PersonHandle) => ({
   type: {
@@ -59,7 +66,10 @@ const tooMany = (retryAfterSeconds: number, what: string) =>
     `too many sign-in attempts ${what}; retry after ${retryAfterSeconds} s`,
   );
 
-/** POST /authenticate/password: every attempt ends in AuthenticationSucceeded_v1 or AuthenticationFailed_v1. */
+/**
+ * POST /authenticate/password (`signIn`: every attempt ends in AuthenticationSucceeded_v1 or
+ * AuthenticationFailed_v1) and the password check other surfaces share (`verify`).
+ */
 export function createSignIn(deps: SignInDeps) {
   const { directory, issuer, credentials, hasher, events, log } = deps;
 
@@ -93,27 +103,46 @@ export function createSignIn(deps: SignInDeps) {
     return person?.personType === 'anonymous' ? person.personId : undefined;
   }
 
-  return async function signIn(orgId: string, req: SignInRequest, rc: RequestContext) {
-    const handle = directory.normaliseHandle(req.handle);
+  /**
+   * The password check every surface shares: the per-address and per-handle limits, one argon2id
+   * verification whatever the outcome, the rehash of an outdated hash, and AuthenticationFailed_v1 for
+   * every refusal. The caller issues the token.
+   */
+  async function verify(
+    orgId: string,
+    handle: PersonHandle,
+    password: string,
+    rc: RequestContext,
+  ): Promise<Verified> {
     // The address first: a client spraying many handles is stopped without using their budgets.
     if (rc.clientIp) {
       const take = deps.perAddress.take(`${orgId}|${rc.clientIp}`);
       if (!take.ok) {
         await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts from this client address');
-        throw tooMany(take.retryAfterSeconds, 'from this address');
+        return {
+          ok: false,
+          reason: 'rate_limited',
+          retryAfter: take.retryAfterSeconds,
+          what: 'from this address',
+        };
       }
     }
     const take = deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
     if (!take.ok) {
       await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts for this handle');
-      throw tooMany(take.retryAfterSeconds, 'for this handle');
+      return {
+        ok: false,
+        reason: 'rate_limited',
+        retryAfter: take.retryAfterSeconds,
+        what: 'for this handle',
+      };
     }
 
-    const password = normalisePassword(req.password);
+    const normal = normalisePassword(password);
     const person = await directory.findByHandle(orgId, handle);
     const stored = person ? await credentials.hashOf(orgId, person.personId) : undefined;
     // Exactly one hash is verified whatever the outcome, so a 401 takes as long for every reason.
-    const matched = stored ? await hasher.verify(stored, password) : await hasher.verifyDummy(password);
+    const matched = stored ? await hasher.verify(stored, normal) : await hasher.verifyDummy(normal);
     const refusal: [FailureReason, string] | undefined = !person
       ? ['unknown_handle', 'no person has this handle']
       : !stored
@@ -126,22 +155,35 @@ export function createSignIn(deps: SignInDeps) {
     if (refusal || !person || !stored) {
       const [reason, detail] = refusal ?? ['invalid_credentials', 'no password'];
       await failed(orgId, rc, handle, reason, detail, person);
-      throw PasswordErrors.INVALID_CREDENTIALS();
+      return { ok: false, reason: 'invalid_credentials' };
     }
 
     if (hasher.needsRehash(stored)) {
       // Imported (bcrypt) or older parameters: the password is known now, so store today's argon2id.
       await credentials
-        .rehash(orgId, person.personId, stored, await hasher.hash(password))
+        .rehash(orgId, person.personId, stored, await hasher.hash(normal))
         .catch((error) =>
           log.warn('password rehash failed', { person_id: person.personId, error: String(error) }),
         );
     }
+    return {
+      ok: true,
+      person,
+      authentication: { handle, method: 'password', timestamp: new Date(deps.clock.now()).toISOString() },
+    };
+  }
+
+  async function signIn(orgId: string, req: SignInRequest, rc: RequestContext) {
+    const handle = directory.normaliseHandle(req.handle);
+    const checked = await verify(orgId, handle, req.password, rc);
+    if (!checked.ok) {
+      if (checked.reason === 'rate_limited') throw tooMany(checked.retryAfter, checked.what);
+      throw PasswordErrors.INVALID_CREDENTIALS();
+    }
+    const { person } = checked;
 
     const prevAnonymousPersonId = await previousAnonymous(orgId, req.anonymousToken);
-    const authentications = [
-      { handle, method: 'password', timestamp: new Date(deps.clock.now()).toISOString() },
-    ];
+    const authentications = [checked.authentication];
     let issued: Awaited<ReturnType<TokenIssuer['issue']>>;
     try {
       issued = await issuer.issue({
@@ -175,5 +217,7 @@ export function createSignIn(deps: SignInDeps) {
       handle: eventHandle(handle),
     });
     return { token: issued.token, person_id: person.personId };
-  };
+  }
+
+  return { signIn, verify };
 }

@@ -5,6 +5,7 @@ import { envInteger } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
+import { onTokenRevoked } from '../../core/tokens/token-revoked.ts';
 import { reservedClaims } from './claims.ts';
 import { createFirstTokens } from './first-token.ts';
 import { createIssue } from './issuer.ts';
@@ -12,6 +13,7 @@ import { TOKEN_KEYS_OWNER, tokenKeys } from './keys.ts';
 import { migrations } from './migrations/index.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
 import { revokeEarlierTokens } from './person-revocation.ts';
+import { createRevoke } from './revocation.ts';
 import { tokenRoutes } from './routes.ts';
 import { createValidator } from './validation.ts';
 import { wellKnownRoutes } from './well-known.ts';
@@ -34,7 +36,8 @@ const settings = v.object({
 
 /**
  * Identity tokens: the tokenIssuer capability (ES256 JWTs signed with the deployment's token keys,
- * beforeTokenIssued before each, first_token, TokenMinted_v1 and AnonymousTokenMinted_v1), the JWKS
+ * beforeTokenIssued before each, first_token, TokenMinted_v1 and AnonymousTokenMinted_v1; revocation with
+ * onTokenRevoked in its transaction), the JWKS
  * and discovery documents, POST /token/validate and /token/revoke, and POST /persons/{id}/mint-token.
  *
  * @example
@@ -55,7 +58,7 @@ export const tokens = (options: TokensOptions = {}) => {
     settings,
     provides: { tokenIssuer },
     requires: { persons: personDirectory },
-    declares: [beforeTokenIssued, serviceTokenClaims],
+    declares: [beforeTokenIssued, serviceTokenClaims, onTokenRevoked],
     emits: ['TokenMinted_v1', 'AnonymousTokenMinted_v1'],
     setup(ctx, { persons }) {
       const keys = tokenKeys(ctx.signer);
@@ -76,10 +79,9 @@ export const tokens = (options: TokensOptions = {}) => {
           lifetimeSeconds,
         }),
         validate: (token, orgId) => validator.validate(token, orgId),
+        revoke: createRevoke({ storage: ctx.storage, hooks: ctx.hooks, validator }),
       };
-      const routes = tokenRoutes(ctx, issuer, validator).use(
-        wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge),
-      );
+      const routes = tokenRoutes(ctx, issuer).use(wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge));
       return { routes, provide: { tokenIssuer: issuer }, attach: [forgetDeletedPerson, revokeEarlierTokens] };
     },
   });

@@ -41,7 +41,29 @@ function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
 
 /** Events need an address; a request of unknown origin (a test, an in-process call) gives the unspecified one. */
 const UNKNOWN_ADDRESS = '0.0.0.0';
+
+/**
+ * The claims an ID token carries beyond an identity token's (OpenID Connect Core §2): the issuer sets
+ * them from the authentication request, so neither a caller nor a hook may.
+ */
+export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
+  'azp',
+  'nonce',
+  'auth_time',
+  'at_hash',
+  'c_hash',
+  'acr',
+  'amr',
+]);
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/** OpenID Connect's ID token claims: for the client (aud and azp), the request's nonce, auth_time. */
+const idTokenClaims = (id: NonNullable<IssueRequest['idToken']>): Record<string, JsonValue> => ({
+  aud: id.clientId,
+  azp: id.clientId,
+  auth_time: id.authTime,
+  ...(id.nonce !== undefined ? { nonce: id.nonce } : {}),
+});
 
 /**
  * `issue` of the tokenIssuer capability: the claims, the beforeTokenIssued hook (not for `mint`), the
@@ -58,7 +80,9 @@ export function createIssue(deps: IssuerDeps) {
     ]);
     if (!person || person.orgId !== req.orgId) throw TokenErrors.PERSON_NOT_FOUND(req.personId);
     const custom = req.customClaims ?? {};
-    const refused = forbiddenClaim(custom, reserved, groupsClaim);
+    // An ID token's own claims are the issuer's too: a hook may not change whom or what it is for.
+    const forbidden = req.idToken ? new Set([...reserved, ...ID_TOKEN_CLAIMS]) : reserved;
+    const refused = forbiddenClaim(custom, forbidden, groupsClaim);
     if (refused !== undefined)
       throw TokenErrors.INVALID_CUSTOM_CLAIMS(
         `custom_claims.${refused}: ${JSON.stringify(refused)} is a registered or reserved claim and cannot be set`,
@@ -80,6 +104,7 @@ export function createIssue(deps: IssuerDeps) {
       iat: now,
       exp: now + lifetimeSeconds,
       [groupsClaim]: person.groups,
+      ...(req.idToken ? idTokenClaims(req.idToken) : {}),
       ...custom,
       // Roles, consents: reserved claims other plugins own, for every token (mint-token's too).
       ...(await collectServiceClaims(ctx.hooks, {
@@ -114,7 +139,7 @@ export function createIssue(deps: IssuerDeps) {
       });
       for (const result of results) {
         const added = result?.claims ?? {};
-        const blocked = forbiddenClaim(added, reserved, groupsClaim);
+        const blocked = forbiddenClaim(added, forbidden, groupsClaim);
         if (blocked !== undefined) throw TokenErrors.HOOK_CLAIM_RESERVED(blocked);
         Object.assign(claims, added);
       }

@@ -9,7 +9,6 @@ import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { TokenErrors } from './errors.ts';
-import type { Validator } from './validation.ts';
 
 const TAGS = ['Tokens'];
 const SECURITY = [{ orgId: [], apiKey: [] }];
@@ -44,7 +43,7 @@ const ValidateResult = v.object({
 });
 
 /** POST /persons/{person_id}/mint-token, POST /token/validate and POST /token/revoke. */
-export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator: Validator) {
+export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer) {
   const names = ctx.headers;
   return new Elysia()
     .use(ctx.auth)
@@ -91,7 +90,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
     .post(
       '/token/validate',
       async ({ org, body }) => {
-        const checked = await validator.validate(body.token, org.id);
+        const checked = await issuer.validate(body.token, org.id);
         if (!checked.valid) return ok({ valid: false, invalidity_reason: checked.reason });
         const exp = checked.claims.exp as number;
         return ok({
@@ -118,10 +117,21 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, validator:
     .post(
       '/token/revoke',
       async ({ org, body, request, set }) => {
-        const checked = await validator.validate(body.token, org.id);
+        const checked = await issuer.validate(body.token, org.id);
         if (checked.valid) {
-          const { jti, exp } = checked.claims as { jti: string; exp: number };
-          await consistentWrite(request, names, () => validator.revoke(org.id, jti, exp));
+          const { jti, exp, person_id } = checked.claims;
+          // validate answers valid only for a token whose jti is a string and exp a number.
+          if (typeof jti !== 'string' || typeof exp !== 'number')
+            throw TokenErrors.INVALID_TOKEN('token: not a valid token of this organization (malformed)');
+          await consistentWrite(request, names, () =>
+            issuer.revoke({
+              orgId: org.id,
+              tokenId: jti,
+              expiresAt: exp,
+              ...(typeof person_id === 'string' ? { personId: person_id } : {}),
+              reason: 'api',
+            }),
+          );
         } else if (checked.reason !== 'revoked' && checked.reason !== 'expired') {
           // Revoking twice, or a token that expired anyway, changes nothing: 204 as for the first time.
           throw TokenErrors.INVALID_TOKEN(

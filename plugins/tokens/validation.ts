@@ -3,7 +3,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { InvalidReason } from '../../core/capabilities/token-issuer.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import type { TokenKeys } from './keys.ts';
 import { issuedAtMs } from './person-revocation.ts';
 import { tokensRevoked } from './schema.ts';
@@ -87,18 +87,21 @@ export function createValidator(deps: ValidatorDeps) {
       if (await isRevoked(claims, claims.jti, claims.oid)) return { valid: false, reason: 'revoked' };
       return checked;
     },
-    /** Revokes a token by its jti until it expires; expired rows are swept on the way. */
-    async revoke(orgId: string, jti: string, expSeconds: number): Promise<void> {
+    /**
+     * Records a token's jti as revoked until it expires, in `tx`; expired rows of the organization are
+     * swept on the way. True when this call recorded it, false when it already was.
+     */
+    async revoke(tx: Transaction, orgId: string, jti: string, expSeconds: number): Promise<boolean> {
       const now = new Date(clock.now());
-      await storage.transaction(async (tx) => {
-        await tx.db
-          .insert(tokensRevoked)
-          .values({ jti, orgId, expiresAt: new Date(expSeconds * 1000), revokedAt: now })
-          .onConflictDoNothing();
-        await tx.db
-          .delete(tokensRevoked)
-          .where(and(lt(tokensRevoked.expiresAt, now), eq(tokensRevoked.orgId, orgId)));
-      });
+      const inserted = await tx.db
+        .insert(tokensRevoked)
+        .values({ jti, orgId, expiresAt: new Date(expSeconds * 1000), revokedAt: now })
+        .onConflictDoNothing()
+        .returning({ jti: tokensRevoked.jti });
+      await tx.db
+        .delete(tokensRevoked)
+        .where(and(lt(tokensRevoked.expiresAt, now), eq(tokensRevoked.orgId, orgId)));
+      return inserted.length > 0;
     },
   };
 }

@@ -33,7 +33,9 @@ export function discoveryDocument(base: string) {
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: ['openid'],
+    scopes_supported: ['openid', 'email', 'phone', 'username'],
+    // RFC 9207: authorization responses carry iss, so a client talking to several servers tells them apart.
+    authorization_response_iss_parameter_supported: true,
     claims_supported: [
       'iss',
       'sub',
@@ -44,6 +46,15 @@ export function discoveryDocument(base: string) {
       'person_id',
       'authenticated_methods',
       'first_token',
+      'aud',
+      'azp',
+      'nonce',
+      'auth_time',
+      'email',
+      'email_verified',
+      'phone_number',
+      'phone_number_verified',
+      'username',
     ],
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [mail] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [mail] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,10 @@ import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
+import { benchIngest } from './ingest.ts';
 import { benchMail } from './mail.ts';
+import { benchOAuth2 } from './oauth2.ts';
+import { benchOAuth2Code, benchOAuth2Refresh } from './oauth2-authorize.ts';
 import { benchPassword } from './password.ts';
 import { ROOT } from './processes.ts';
 import { benchSso } from './sso.ts';
@@ -30,7 +33,11 @@ const sections: Record<string, () => Promise<string>> = {
   password: () => benchPassword({ seconds: 3, inflight: 8 }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
+  'oauth2-refresh': () => benchOAuth2Refresh({ seconds: 3, inflight: 16, databaseUrl }),
+  'oauth2-code': () => benchOAuth2Code({ seconds: 3, inflight: 8, databaseUrl }),
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
+  ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
+  oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64 }),
   mail: () => benchMail({ seconds: 3, inflight: 32, persons: 200, serial: 50 }),
 };
 

@@ -3,6 +3,8 @@
  * request when the last answered, for `seconds`. Prints {requests, errors, perSecond, p50, p99} as JSON.
  *
  *   bun scripts/bench/load.ts <url> <concurrency> <seconds> [header:value ...]
+ *
+ * With LOAD_BODY in the environment each request is a POST of that body (a form, say).
  */
 import { summarize } from './stats.ts';
 
@@ -14,6 +16,8 @@ const headers = Object.fromEntries(
   headerArgs.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1)]),
 );
 
+const body = process.env.LOAD_BODY;
+const init: RequestInit = body === undefined ? { headers } : { method: 'POST', headers, body };
 const latencies: number[] = [];
 let errors = 0;
 const warmupEnd = performance.now() + 1000;
@@ -23,7 +27,7 @@ async function loop() {
   while (performance.now() < end) {
     const t0 = performance.now();
     try {
-      const res = await fetch(url!, { headers });
+      const res = await fetch(url!, init);
       await res.arrayBuffer();
       if (res.status >= 400) errors++;
     } catch {

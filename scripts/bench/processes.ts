@@ -50,6 +50,8 @@ export async function runLoad(
   concurrency: number,
   seconds: number,
   headers: Record<string, string> = {},
+  /** A body to POST with each request (LOAD_BODY); without it, GET. */
+  body?: string,
 ) {
   const args = Object.entries(headers).map(([k, v]) => `${k}:${v}`);
   const proc = Bun.spawn(
@@ -64,6 +66,7 @@ export async function runLoad(
     {
       stdout: 'pipe',
       stderr: 'inherit',
+      ...(body !== undefined ? { env: { ...process.env, LOAD_BODY: body } } : {}),
     },
   );
   const text = await new Response(proc.stdout).text();

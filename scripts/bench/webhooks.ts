@@ -25,7 +25,7 @@ const now = () => performance.timeOrigin + performance.now();
 const EVENT = 'PersonIdentified_v1';
 
 /** Deletes the JetStream streams this run made (the service's and the raw bound's). */
-async function deleteStreams(natsUrl: string, prefix: string) {
+export async function deleteStreams(natsUrl: string, prefix: string) {
   const nc = await connect({ servers: natsUrl });
   try {
     const jsm = await jetstreamManager(nc);
@@ -37,8 +37,8 @@ async function deleteStreams(natsUrl: string, prefix: string) {
   }
 }
 
-/** The receivers' process, and when each event reached them. */
-async function startReceivers() {
+/** The receivers' process, and when each event reached them (the ingest section uses them too). */
+export async function startReceivers() {
   const arrivals = new Map<string, number[]>();
   let count = 0;
   let onPort: (port: number) => void = () => {};
@@ -61,9 +61,9 @@ async function startReceivers() {
   return { port: await ready, arrivals, received: () => count, stop: () => child.kill() };
 }
 
-type Receivers = Awaited<ReturnType<typeof startReceivers>>;
+export type Receivers = Awaited<ReturnType<typeof startReceivers>>;
 
-async function waitFor(cond: () => boolean, ms: number, what: string) {
+export async function waitFor(cond: () => boolean, ms: number, what: string) {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -56,6 +56,64 @@ describe('the admin CLI', () => {
     expect(both.err).toContain('--tokens and --org');
   }, 60_000);
 
+  it('creates an OAuth 2.0 client and prints its ID and secret, flags named in refusals', () => {
+    const { organization_id } = JSON.parse(cli('org', 'create', '--name', 'Clients').out);
+    const made = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'Billing',
+      '--scopes',
+      'read,write',
+    );
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.out)).toEqual({
+      organization_id,
+      client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      client_secret: expect.stringMatching(/^ocs_/),
+      client_name: 'Billing',
+      grant_types: ['client_credentials'],
+      scopes: ['read', 'write'],
+      redirect_uris: [],
+      public: false,
+    });
+    const spa = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'SPA',
+      '--public',
+      '--redirect-uri',
+      'https://app.example/cb',
+      '--redirect-uri',
+      'http://127.0.0.1:8080/cb',
+    );
+    expect(spa.code).toBe(0);
+    expect(JSON.parse(spa.out)).toMatchObject({
+      grant_types: ['authorization_code'],
+      redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:8080/cb'],
+      public: true,
+    });
+    expect(JSON.parse(spa.out).client_secret).toBeUndefined();
+    const wrong = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'x',
+      '--public',
+      '--redirect-uri',
+      'http://app.example/cb',
+    );
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toContain('--redirect-uri[0]: must use https');
+  }, 60_000);
+
   it('reseals stored secrets with the current master key and reports the counts', () => {
     const r = cli('secrets', 'reseal');
     expect(r.code).toBe(0);
@@ -68,6 +126,7 @@ describe('the admin CLI', () => {
       'webhooks.custom_headers': 0,
       'sso_credentials.client_secret': 0,
       'sso_credentials.secret_options': 0,
+      'oauth2_authorize_codes.id_token': 0,
     });
   }, 60_000);
 

@@ -13,6 +13,7 @@ describe('generated migrations', () => {
         'local-keys',
         'nats-outbox',
         'oauth2',
+        'oauth2-authorize',
         'password',
         'persons',
         'sso-signin',
@@ -22,6 +23,7 @@ describe('generated migrations', () => {
         'webhooks',
         'roles',
         'consents',
+        'sdk',
       ].sort(),
     );
   });

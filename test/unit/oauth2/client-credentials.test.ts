@@ -36,6 +36,15 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     );
   });
 
+  it('serves the same metadata at the RFC 8414 address, which oauth4webapi discovers too', async () => {
+    const issuer = new URL(t.url);
+    const rfc8414 = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...http }),
+    );
+    expect(rfc8414).toEqual(as);
+  });
+
   it('grants an RFC 9068 access token by HTTP Basic that a resource server validates', async () => {
     const c = await t.createClient({ scopes: ['read', 'write'] });
     const result = await grant(c.client_id, oauth.ClientSecretBasic(c.client_secret!), { scope: 'read' });
@@ -94,7 +103,7 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     const c = await t.createClient();
     const refused = await grant(c.client_id, oauth.ClientSecretBasic('ocs_wrong')).catch((e) => e);
     expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
-    await expectStatus(refused.response, 401);
+    await expectStatus({ status: refused.status }, 401);
     expect(refused.cause[0]).toMatchObject({ scheme: 'basic', parameters: { realm: 'oauth2' } });
     expect((await refused.response.json()).error).toBe('invalid_client');
   });
@@ -106,6 +115,6 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     }).catch((e) => e);
     expect(refused).toBeInstanceOf(oauth.ResponseBodyError);
     expect(refused.error).toBe('invalid_scope');
-    await expectStatus(refused.response, 400);
+    await expectStatus({ status: refused.status }, 400);
   });
 });

@@ -1,0 +1,29 @@
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+
+const detail = (message: string) => message;
+
+/**
+ * What the authorization endpoint answers with an HTML page rather than a redirect: problems found
+ * before the redirect URI is trusted (RFC 6749 §4.1.2.1), and a login form that cannot be accepted.
+ * Userinfo's refusals are envelopes with a WWW-Authenticate challenge (RFC 6750 §3).
+ */
+export const AuthorizeErrors = defineErrors({
+  /** client_id missing, repeated, or no client of this deployment. */
+  INVALID_CLIENT: { status: 400, message: detail },
+  /** redirect_uri missing, repeated, or not exactly one of the client's. */
+  INVALID_REDIRECT_URI: { status: 400, message: detail },
+  /** The form names no login under way: expired, already finished, or never started. */
+  LOGIN_NOT_FOUND: { status: 400, message: detail },
+  /** The form did not come from the browser that opened the login (no cookie, another cookie, another origin). */
+  LOGIN_FORBIDDEN: { status: 403, message: detail },
+  /** The form is not application/x-www-form-urlencoded, or a field is missing or repeated. */
+  INVALID_FORM: { status: 400, message: detail },
+  /** Too many authorization requests from this client address. */
+  TOO_MANY_REQUESTS: { status: 429, message: detail },
+  /** Userinfo: no bearer token, or one that is not an active access token of this deployment. */
+  INVALID_TOKEN: { status: 401, message: detail },
+  /** Userinfo: the access token was not granted the openid scope. */
+  INSUFFICIENT_SCOPE: { status: 403, message: detail },
+});
+
+export type AuthorizeErrorCode = ErrorCodeOf<typeof AuthorizeErrors>;

@@ -1,0 +1,95 @@
+import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
+import type { CodeStore } from '../store/codes.ts';
+import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
+import { isVerifier, verifierMatches } from './pkce.ts';
+import type { FamilyRevoker } from './revocation.ts';
+
+const required = (params: ReadonlyMap<string, string>, name: string): string => {
+  const value = params.get(name);
+  if (!value) throw new OAuthError('invalid_request', `${name} is required`);
+  return value;
+};
+
+/**
+ * The authorization_code grant (RFC 6749 §4.1.3, RFC 7636): burns the code, checks that it was issued
+ * to this client for this redirect_uri and that the code_verifier matches its challenge, then answers
+ * the access token, a refresh token (when the client may refresh) and, with openid, the ID token minted
+ * at the login. A replayed code revokes every token it issued.
+ */
+export function authorizationCodeGrant(
+  deps: TokenIssuing & { codes: CodeStore; revokeFamily: FamilyRevoker },
+): OAuthGrant {
+  return {
+    type: 'authorization_code',
+    async handle({ client, params }) {
+      const presented = required(params, 'code');
+      const redirectUri = required(params, 'redirect_uri');
+      const verifier = params.get('code_verifier');
+      if (verifier !== undefined && !isVerifier(verifier))
+        throw new OAuthError(
+          'invalid_request',
+          'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 section 4.1)',
+        );
+
+      const burnt = await deps.codes.burn(presented);
+      if (burnt.kind === 'unknown')
+        throw new OAuthError('invalid_grant', 'code is not a valid authorization code');
+      if (burnt.kind === 'expired')
+        throw new OAuthError('invalid_grant', 'code has expired (codes live 60 seconds)');
+      if (burnt.kind === 'replayed') {
+        // RFC 6749 §4.1.2: a code used twice revokes what it issued; only its own client may trigger it.
+        if (burnt.code.clientId === client.clientId)
+          await deps.revokeFamily({
+            familyId: burnt.code.familyId,
+            orgId: burnt.code.orgId,
+            clientId: client.clientId,
+          });
+        throw new OAuthError(
+          'invalid_grant',
+          'code has already been used; the tokens issued with it are revoked',
+        );
+      }
+      const { code } = burnt;
+      if (code.clientId !== client.clientId)
+        throw new OAuthError('invalid_grant', 'code was issued to another client');
+      if (code.redirectUri !== redirectUri)
+        throw new OAuthError('invalid_grant', "redirect_uri does not match the authorization request's");
+      if (code.codeChallenge !== undefined) {
+        if (verifier === undefined)
+          throw new OAuthError(
+            'invalid_grant',
+            'code_verifier is required: the authorization request had a code_challenge',
+          );
+        if (!(await verifierMatches(verifier, code.codeChallenge)))
+          throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+      } else if (verifier !== undefined)
+        // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
+        throw new OAuthError(
+          'invalid_grant',
+          'code_verifier was sent but the authorization request had no code_challenge',
+        );
+
+      await requireActivePerson(deps.directory, code.orgId, code.personId);
+      const { response, access } = await issueTokens(deps, {
+        client,
+        familyId: code.familyId,
+        personId: code.personId,
+        scope: code.scope,
+        authTime: code.authTime,
+      });
+      await deps.codes.recordAccess(code.codeHash, access);
+      // A replay that raced this exchange revoked the family before the access token was recorded:
+      // what was just issued must not outlive it.
+      const family = await deps.families.family(code.familyId);
+      if (!family || family.revoked) {
+        await deps.revokeFamily({ familyId: code.familyId, orgId: code.orgId, clientId: client.clientId });
+        throw new OAuthError(
+          'invalid_grant',
+          'code has already been used; the tokens issued with it are revoked',
+        );
+      }
+      if (code.scope.includes('openid')) response.id_token = code.idToken;
+      return response;
+    },
+  };
+}

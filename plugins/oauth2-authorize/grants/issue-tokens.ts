@@ -1,0 +1,61 @@
+import {
+  type OAuth2Server,
+  type OAuthClient,
+  OAuthError,
+  type OAuthTokenResponse,
+} from '../../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import { randomSecret } from '../../../core/ids.ts';
+import type { FamilyStore, IssuedAccess } from '../store/families.ts';
+
+/** How refresh tokens look: a prefix secret scanners can recognise, then 256 random bits. */
+export const REFRESH_PREFIX = 'isr_';
+
+export interface TokenIssuing {
+  server: OAuth2Server;
+  directory: PersonDirectory;
+  families: FamilyStore;
+  /** Seconds a refresh token lives unless the client says otherwise. */
+  refreshLifetime: number;
+}
+
+/**
+ * The person a grant acts for must still be there and active: a person disabled or deleted after the
+ * login gets no more tokens.
+ */
+export async function requireActivePerson(directory: PersonDirectory, orgId: string, personId: string) {
+  const person = await directory.get(orgId, personId);
+  if (!person?.active)
+    throw new OAuthError('invalid_grant', 'the person this grant is for is disabled or no longer exists');
+  return person;
+}
+
+/**
+ * Signs the access token and, when the client may refresh, a new refresh token of the family: the
+ * response both grants answer (the caller adds the ID token).
+ */
+export async function issueTokens(
+  deps: TokenIssuing,
+  o: { client: OAuthClient; familyId: string; personId: string; scope: string[]; authTime: number },
+): Promise<{ response: OAuthTokenResponse; access: IssuedAccess }> {
+  const signed = await deps.server.signAccessToken({
+    client: o.client,
+    subject: o.personId,
+    scope: o.scope,
+    authTime: o.authTime,
+  });
+  const access = { jti: signed.claims.jti, exp: signed.claims.exp };
+  const response: OAuthTokenResponse = {
+    access_token: signed.token,
+    token_type: 'bearer',
+    expires_in: signed.expiresIn,
+    scope: o.scope.join(' '),
+  };
+  if (o.client.grantTypes.includes('refresh_token')) {
+    const refresh = randomSecret(REFRESH_PREFIX);
+    const lifetime = o.client.refreshTokenLifetime ?? deps.refreshLifetime;
+    await deps.families.addRefresh(o.familyId, refresh, lifetime * 1000, access);
+    response.refresh_token = refresh;
+  }
+  return { response, access };
+}

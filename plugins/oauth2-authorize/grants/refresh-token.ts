@@ -1,0 +1,103 @@
+import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { parseScope } from '../authorize-request.ts';
+import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
+import type { FamilyRevoker } from './revocation.ts';
+
+/**
+ * The refresh_token grant (RFC 6749 §6) with rotation: every refresh spends the token presented and
+ * answers a new one of the same family. A spent token presented again within `graceSeconds` of its
+ * spending also succeeds (two tabs refreshing at once, a response lost on the way); later, it is taken
+ * for a stolen copy and the whole family is revoked (RFC 9700 §4.14.2). `scope` may narrow the grant,
+ * never widen it; the new refresh token keeps the family's scope.
+ */
+export function refreshTokenGrant(
+  deps: TokenIssuing & {
+    issuer: TokenIssuer;
+    clock: Clock;
+    revokeFamily: FamilyRevoker;
+    graceSeconds: number;
+  },
+): OAuthGrant {
+  return {
+    type: 'refresh_token',
+    async handle({ client, params, request }) {
+      const presented = params.get('refresh_token');
+      if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+      // Nearly always one statement: the token is spent here if it is good for this client now.
+      const fresh = await deps.families.spendFresh(presented, client.clientId);
+      const found = fresh ?? (await deps.families.findRefresh(presented));
+      if (!found) throw new OAuthError('invalid_grant', 'refresh_token is not a valid refresh token');
+      const { family } = found;
+      if (!fresh) {
+        if (family.clientId !== client.clientId)
+          throw new OAuthError('invalid_grant', 'refresh_token was issued to another client');
+        if (family.revoked) throw new OAuthError('invalid_grant', 'refresh_token has been revoked');
+        if (found.expiresAt <= deps.clock.now())
+          throw new OAuthError('invalid_grant', 'refresh_token has expired');
+        // Spent already: a concurrent refresh within the grace window, or a stolen copy replayed.
+        const spent = await deps.families.spend(found.tokenHash);
+        if (!spent.won && deps.clock.now() - spent.spentAt > deps.graceSeconds * 1000) {
+          await deps.revokeFamily(family);
+          throw new OAuthError(
+            'invalid_grant',
+            'refresh_token has already been used; every token of its grant is revoked',
+          );
+        }
+      }
+
+      let scope = family.scope.filter((s) => client.scopes.includes(s));
+      const asked = params.get('scope');
+      if (asked !== undefined) {
+        const narrowed = parseScope(asked);
+        const wider = narrowed?.filter((s) => !scope.includes(s)) ?? [];
+        if (!narrowed || narrowed.length === 0 || wider.length) {
+          // Refused before anything was issued: the token stays as good as it was.
+          if (fresh) await deps.families.unspend(found.tokenHash);
+          throw new OAuthError(
+            'invalid_scope',
+            !narrowed || narrowed.length === 0
+              ? 'scope must be space-delimited scope tokens (RFC 6749 section 3.3)'
+              : `scope ${wider.join(' ')} was not granted: a refresh may narrow the original scope, never widen it`,
+          );
+        }
+        scope = narrowed;
+      }
+
+      await requireActivePerson(deps.directory, family.orgId, family.personId);
+      // Before the tokens: a refusal by the token_minted hook leaves no new refresh token behind.
+      let idToken: string | undefined;
+      if (scope.includes('openid')) {
+        // A fresh ID token for the same authentication (OIDC Core §12.2): same auth_time, no nonce.
+        const issued = await deps.issuer
+          .issue({
+            orgId: family.orgId,
+            personId: family.personId,
+            methods: family.methods,
+            issuer: 'oauth2',
+            authentications: [],
+            request,
+            idToken: { clientId: client.clientId, authTime: family.authTime },
+          })
+          .catch((error: unknown) => {
+            // The token_minted hook blocked it: the person may not have tokens any more.
+            if (error instanceof ServiceError && error.status === 403)
+              throw new OAuthError('invalid_grant', `the ID token was refused: ${error.message}`);
+            throw error;
+          });
+        idToken = issued.token;
+      }
+      const { response } = await issueTokens(deps, {
+        client,
+        familyId: family.familyId,
+        personId: family.personId,
+        scope,
+        authTime: family.authTime,
+      });
+      if (idToken !== undefined) response.id_token = idToken;
+      return response;
+    },
+  };
+}

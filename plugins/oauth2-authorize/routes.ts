@@ -1,0 +1,236 @@
+import { Elysia } from 'elysia';
+import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
+import { ServiceError } from '../../core/errors.ts';
+import type { RequestContext } from '../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../core/ids.ts';
+import type { TokenBuckets } from '../../core/rate-limit.ts';
+import { checkAuthorizeRequest } from './authorize-request.ts';
+import { AuthorizeErrors } from './errors.ts';
+import type { Login, LoginAnswer } from './login.ts';
+import { errorPage, pageHeaders } from './page.ts';
+import { digest } from './store/digest.ts';
+import type { createUserInfo } from './userinfo.ts';
+
+const TAGS = ['OAuth 2.0 authorization endpoint'];
+/** A browser cookie's value as this service makes it: 256 random bits, base64url. */
+const BROWSER_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+export interface AuthorizeRouteDeps {
+  server: OAuth2Server;
+  login: Login;
+  userInfo: ReturnType<typeof createUserInfo>;
+  readContext: (request: Request) => RequestContext;
+  perAddress: TokenBuckets;
+  baseUrl: string;
+  /** The CSP source of the pages' inline stylesheet. */
+  style: string;
+  /** Seconds the browser cookie lives: the login's lifetime. */
+  cookieMaxAge: number;
+}
+
+function cookieOf(request: Request, name: string): string | undefined {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+const redirect = (status: 302 | 303, location: string) =>
+  new Response(null, { status, headers: { location, 'cache-control': 'no-store', pragma: 'no-cache' } });
+
+const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
+
+/** GET /oauth2/authorize, POST /oauth2/authorize/login (the hosted form) and GET, POST /oauth2/userinfo. */
+export function authorizeRoutes(deps: AuthorizeRouteDeps) {
+  const secure = new URL(deps.baseUrl).protocol === 'https:';
+  // __Host-: only this origin may set or read it (Secure, Path=/, no Domain). Plain http is loopback only.
+  const cookieName = secure ? '__Host-oauth2_browser' : 'oauth2_browser';
+  const cookie = (value: string) =>
+    `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${deps.cookieMaxAge}${secure ? '; Secure' : ''}`;
+  const baseOrigin = new URL(deps.baseUrl).origin;
+
+  const page = (
+    status: number,
+    html: string,
+    formTargets: string[] = [],
+    extra: Record<string, string> = {},
+  ) => new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets), ...extra } });
+  const errorAnswer = (error: unknown) => {
+    if (!(error instanceof ServiceError)) throw error;
+    return page(error.status, errorPage(error.message), [], error.headers ?? {});
+  };
+  const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
+    answer.kind === 'redirect'
+      ? redirect(303, answer.location)
+      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra });
+
+  return new Elysia()
+    .get(
+      '/oauth2/authorize',
+      async ({ request }) => {
+        try {
+          const rc = deps.readContext(request);
+          if (rc.clientIp) {
+            const take = deps.perAddress.take(rc.clientIp);
+            if (!take.ok)
+              throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
+                headers: { 'retry-after': String(take.retryAfterSeconds) },
+              })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
+          }
+          const checked = await checkAuthorizeRequest(deps.server, new URL(request.url).searchParams);
+          if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
+          const sent = cookieOf(request, cookieName);
+          const browser = sent && BROWSER_VALUE.test(sent) ? sent : randomSecret('');
+          const answer = await deps.login.open(checked.request, browser);
+          return render(answer, { 'set-cookie': cookie(browser) });
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      {
+        detail: {
+          operationId: 'GetOauth2Authorize',
+          summary: 'Request an authorization code: the hosted login page',
+          description:
+            "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, login_required), `error_description`, `state` and `iss`. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s.",
+          parameters: [
+            ['client_id', true],
+            ['redirect_uri', true],
+            ['response_type', true, 'code'],
+            ['scope', true, 'space-delimited, within the client scopes'],
+            ['state', false],
+            ['code_challenge', false, 'BASE64URL(SHA256(code_verifier)); required for public clients'],
+            ['code_challenge_method', false, 'S256'],
+            ['nonce', false, 'copied into the ID token'],
+            ['response_mode', false, 'query'],
+            ['prompt', false, 'none is answered login_required'],
+            ['login_hint', false, 'prefills the handle'],
+          ].map(([name, required, description]) => ({
+            name: String(name),
+            in: 'query',
+            required: Boolean(required),
+            schema: { type: 'string' },
+            ...(description ? { description: String(description) } : {}),
+          })),
+          responses: {
+            200: {
+              description: 'The sign-in page',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            302: { description: 'An error sent back to the client redirect URI' },
+            400: {
+              description: 'An HTML error page: client_id or redirect_uri is missing, repeated or unknown',
+            },
+            429: { description: 'An HTML error page: too many sign-ins started from this address' },
+          },
+          tags: TAGS,
+          security: [],
+        },
+      },
+    )
+    .post(
+      '/oauth2/authorize/login',
+      async ({ request }) => {
+        try {
+          const origin = request.headers.get('origin');
+          if (origin !== null && origin !== baseOrigin)
+            throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
+          const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+          if (type !== 'application/x-www-form-urlencoded')
+            throw AuthorizeErrors.INVALID_FORM('the form must be sent as application/x-www-form-urlencoded');
+          const body = new URLSearchParams(await request.text());
+          const form = { csrf_token: '', handle: '', password: '' };
+          for (const name of FORM_FIELDS) {
+            const all = body.getAll(name);
+            if (all.length !== 1 || !all[0])
+              throw AuthorizeErrors.INVALID_FORM(`${name} must be given once and not be empty`);
+            form[name] = all[0];
+          }
+          if (form.handle.length > 320 || form.password.length > 1024)
+            throw AuthorizeErrors.INVALID_FORM(
+              'handle must be at most 320 and password at most 1024 characters',
+            );
+          const sent = cookieOf(request, cookieName);
+          const answer = await deps.login.submit(
+            { csrfToken: form.csrf_token, handle: form.handle, password: form.password },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      {
+        parse: 'none',
+        detail: {
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: {
+                  type: 'object',
+                  required: ['csrf_token', 'handle', 'password'],
+                  properties: {
+                    csrf_token: { type: 'string', description: 'From the page: names the login' },
+                    handle: { type: 'string', maxLength: 320 },
+                    password: { type: 'string', maxLength: 1024 },
+                  },
+                },
+              },
+            },
+          },
+          operationId: 'PostOauth2AuthorizeLogin',
+          summary: 'The hosted sign-in form',
+          description:
+            'Posted by the page of GET /oauth2/authorize, form-encoded: `csrf_token` (the login, bound to the browser cookie set by the page), `handle` (an email address, phone number or username) and `password`. A wrong password answers the page again (401; 429 with Retry-After past the password limits); success redirects (303) to the client with `code`, `state` and `iss`; a login the token_minted hook refuses redirects with `error=access_denied`. Emits AuthenticationSucceeded_v1 or AuthenticationFailed_v1, and TokenMinted_v1 for the ID token.',
+          responses: {
+            303: { description: 'Back to the client with the code, or an error' },
+            400: {
+              description: 'An HTML error page: the login expired, was completed, or the form is malformed',
+            },
+            401: { description: 'The page again: the handle and password do not match' },
+            403: {
+              description: 'An HTML error page: the form did not come from the browser that opened the login',
+            },
+            429: { description: 'The page again: too many attempts' },
+          },
+          tags: TAGS,
+          security: [],
+        },
+      },
+    )
+    .get(
+      '/oauth2/userinfo',
+      ({ request }) => userInfoResponse(deps, request),
+      userInfoDoc('GetOauth2Userinfo'),
+    )
+    .post('/oauth2/userinfo', ({ request }) => userInfoResponse(deps, request), {
+      ...userInfoDoc('PostOauth2Userinfo'),
+      parse: 'none',
+    });
+}
+
+async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
+  const info = await deps.userInfo(request.headers.get('authorization'));
+  return new Response(JSON.stringify(info), {
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' },
+  });
+}
+
+const userInfoDoc = (operationId: string) => ({
+  detail: {
+    operationId,
+    summary: "Retrieve a person's profile (OpenID Connect UserInfo)",
+    description:
+      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` false (this service does not verify ownership). 401 with WWW-Authenticate `Bearer error="invalid_token"` for a missing, expired or revoked token; 403 `insufficient_scope` without openid.',
+    responses: {
+      200: { description: 'The profile' },
+      401: { description: 'No valid access token' },
+      403: { description: 'The token lacks the openid scope' },
+    },
+    tags: TAGS,
+    security: [],
+  },
+});

@@ -1,0 +1,107 @@
+import { bigint, index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+
+// Every secret a browser or client holds (login transaction, code, refresh token) is stored as its
+// SHA-256 only, so the tables never hold a value that could be presented back.
+
+/**
+ * A login under way: the authorization request as validated by GET /oauth2/authorize, waiting for the
+ * hosted form. Single-use (the successful submission burns it) and expiring. `browser_hash` binds it to
+ * the browser that opened it (the digest of its httpOnly cookie): the CSRF defence of the form.
+ */
+export const oauth2AuthorizeLogins = pgTable(
+  'oauth2_authorize_logins',
+  {
+    loginHash: text('login_hash').primaryKey(),
+    browserHash: text('browser_hash').notNull(),
+    orgId: uuid('org_id').notNull(),
+    clientId: text('client_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    /** Space-delimited. */
+    scope: text('scope').notNull(),
+    /** The client's state, echoed as sent; null when it sent none. */
+    state: text('state'),
+    nonce: text('nonce'),
+    /** The PKCE S256 challenge; null when the (confidential) client sent none. */
+    codeChallenge: text('code_challenge'),
+    /** Milliseconds since the epoch. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    usedAt: bigint('used_at', { mode: 'number' }),
+  },
+  (t) => [index('oauth2_authorize_logins_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Authorization codes: single-use, 60 s, bound to the client, redirect URI, PKCE challenge, scope and
+ * person. The ID token minted at the login (the token_minted hook ran then) waits here sealed. A used
+ * code is kept until the tokens it issued have expired, so that a replay is recognised and revokes them.
+ */
+export const oauth2AuthorizeCodes = pgTable(
+  'oauth2_authorize_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    clientId: text('client_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    codeChallenge: text('code_challenge'),
+    personId: text('person_id').notNull(),
+    /** The login's time, seconds since the epoch (auth_time). */
+    authTime: bigint('auth_time', { mode: 'number' }).notNull(),
+    /** The family its tokens belong to (made with the code, so a replay can revoke it at any moment). */
+    familyId: uuid('family_id').notNull(),
+    /** The ID token, sealed by the SecretBox with the context `oauth2-authorize:code:<code_hash>`. */
+    idToken: text('id_token').notNull(),
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    usedAt: bigint('used_at', { mode: 'number' }),
+    /** The access token the exchange issued, to revoke on a replay. */
+    accessJti: text('access_jti'),
+    /** Its expiry, seconds since the epoch. */
+    accessExp: bigint('access_exp', { mode: 'number' }),
+  },
+  (t) => [index('oauth2_authorize_codes_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * A grant to a client on behalf of a person: what one login produced, across every refresh. Revoking
+ * it (a replayed code, a reused refresh token, RFC 7009 revocation) ends every refresh token in it.
+ */
+export const oauth2AuthorizeFamilies = pgTable(
+  'oauth2_authorize_families',
+  {
+    familyId: uuid('family_id').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    clientId: text('client_id').notNull(),
+    personId: text('person_id').notNull(),
+    /** The scope granted at the login: a refresh may narrow it, never widen it. */
+    scope: text('scope').notNull(),
+    /** `authenticated_methods` of the login, space-delimited. */
+    methods: text('methods').notNull(),
+    /** The login's time, seconds since the epoch (auth_time). */
+    authTime: bigint('auth_time', { mode: 'number' }).notNull(),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    revokedAt: bigint('revoked_at', { mode: 'number' }),
+  },
+  (t) => [index('oauth2_authorize_families_person_idx').on(t.orgId, t.personId)],
+);
+
+/**
+ * Refresh tokens: opaque, 256 random bits, rotated on every use. `spent_at` marks one used; a second
+ * use past the grace window revokes its family.
+ */
+export const oauth2AuthorizeRefreshTokens = pgTable(
+  'oauth2_authorize_refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    familyId: uuid('family_id').notNull(),
+    issuedAt: bigint('issued_at', { mode: 'number' }).notNull(),
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    spentAt: bigint('spent_at', { mode: 'number' }),
+    /** The access token issued with it, revoked with its family. */
+    accessJti: text('access_jti').notNull(),
+    accessExp: bigint('access_exp', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    index('oauth2_authorize_refresh_family_idx').on(t.familyId),
+    index('oauth2_authorize_refresh_expires_idx').on(t.expiresAt),
+  ],
+);

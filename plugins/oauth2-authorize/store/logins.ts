@@ -1,0 +1,82 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { oauth2AuthorizeLogins } from '../schema.ts';
+import { digest, scopeList, scopeText } from './digest.ts';
+
+/** An authorization request validated by GET /oauth2/authorize, waiting for its login. */
+export interface PendingLogin {
+  orgId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  state: string | undefined;
+  nonce: string | undefined;
+  codeChallenge: string | undefined;
+}
+
+/** What a submitted form finds for its login. */
+export type FoundLogin =
+  | { kind: 'open'; login: PendingLogin; browserHash: string }
+  | { kind: 'used' | 'expired' | 'unknown' };
+
+/** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
+export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: number }) {
+  const { storage, clock } = deps;
+  const t = oauth2AuthorizeLogins;
+
+  return {
+    /** Records a login; `loginId` goes into the form, `browser` is the browser cookie's value. */
+    async open(loginId: string, browser: string, login: PendingLogin): Promise<void> {
+      const [loginHash, browserHash] = await Promise.all([digest(loginId), digest(browser)]);
+      await storage.db.insert(t).values({
+        loginHash,
+        browserHash,
+        orgId: login.orgId,
+        clientId: login.clientId,
+        redirectUri: login.redirectUri,
+        scope: scopeText(login.scope),
+        state: login.state ?? null,
+        nonce: login.nonce ?? null,
+        codeChallenge: login.codeChallenge ?? null,
+        expiresAt: clock.now() + deps.ttlMs,
+      });
+    },
+
+    async find(loginId: string): Promise<FoundLogin> {
+      const [row] = await storage.db
+        .select()
+        .from(t)
+        .where(eq(t.loginHash, await digest(loginId)))
+        .limit(1);
+      if (!row) return { kind: 'unknown' };
+      if (row.usedAt !== null) return { kind: 'used' };
+      if (row.expiresAt <= clock.now()) return { kind: 'expired' };
+      return {
+        kind: 'open',
+        browserHash: row.browserHash,
+        login: {
+          orgId: row.orgId,
+          clientId: row.clientId,
+          redirectUri: row.redirectUri,
+          scope: scopeList(row.scope),
+          state: row.state ?? undefined,
+          nonce: row.nonce ?? undefined,
+          codeChallenge: row.codeChallenge ?? undefined,
+        },
+      };
+    },
+
+    /** Marks the login finished; false when another submission finished it first. */
+    async finish(loginId: string): Promise<boolean> {
+      const rows = await storage.db
+        .update(t)
+        .set({ usedAt: clock.now() })
+        .where(and(eq(t.loginHash, await digest(loginId)), isNull(t.usedAt)))
+        .returning({ h: t.loginHash });
+      return rows.length === 1;
+    },
+  };
+}
+
+export type LoginStore = ReturnType<typeof createLoginStore>;

@@ -1,0 +1,53 @@
+import { OAuthError, type OAuthTokenStore } from '../../core/capabilities/oauth2-server.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
+import type { FamilyRevoker } from './grants/revocation.ts';
+import type { FamilyStore } from './store/families.ts';
+
+/**
+ * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another
+ * organization is not this store's to answer for. Revoking a refresh token revokes its family: every
+ * refresh token of the grant and the access tokens issued in it. Only its own client may revoke it.
+ */
+export function createRefreshTokenStore(deps: {
+  families: FamilyStore;
+  revokeFamily: FamilyRevoker;
+  clock: Clock;
+  issuer: string;
+}): OAuthTokenStore {
+  const { families, clock } = deps;
+  const find = (token: string) =>
+    token.startsWith(REFRESH_PREFIX) ? families.findRefresh(token) : undefined;
+
+  return {
+    async introspect(client, token) {
+      const found = await find(token);
+      if (!found || found.family.orgId !== client.orgId) return undefined;
+      const { family } = found;
+      const now = clock.now();
+      // Spent, expired or revoked: not active, which the endpoint answers as `{"active": false}`.
+      if (family.revoked || found.expiresAt <= now || found.spentAt !== undefined) return undefined;
+      return {
+        active: true,
+        token_type: 'refresh_token',
+        client_id: family.clientId,
+        scope: family.scope.join(' '),
+        sub: family.personId,
+        iss: deps.issuer,
+        iat: Math.floor(found.issuedAt / 1000),
+        exp: Math.floor(found.expiresAt / 1000),
+        auth_time: family.authTime,
+      };
+    },
+
+    async revoke(client, token) {
+      const found = await find(token);
+      if (!found || found.family.orgId !== client.orgId) return false;
+      // RFC 7009 §2.1: only the client the token was issued to may revoke it; another is refused.
+      if (found.family.clientId !== client.clientId)
+        throw new OAuthError('unauthorized_client', 'the token was issued to another client');
+      await deps.revokeFamily(found.family);
+      return true;
+    },
+  };
+}

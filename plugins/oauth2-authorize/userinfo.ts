@@ -1,0 +1,67 @@
+import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { AuthorizeErrors } from './errors.ts';
+
+/** The UserInfo response (OIDC Core §5.3; the reference's UserinfoOAuth2Response). */
+export interface UserInfo {
+  sub: string;
+  iss: string;
+  /** The client the access token was issued to. */
+  aud: string;
+  org_id: string;
+  email?: string;
+  email_verified?: boolean;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+  username?: string;
+}
+
+/** RFC 6750 §3: the challenge that says why a bearer token was refused. */
+const challenge = (error: 'invalid_token' | 'insufficient_scope', description: string) => ({
+  'www-authenticate': `Bearer error="${error}", error_description="${description.replaceAll('"', "'")}"`,
+});
+
+const invalid = (description: string) =>
+  AuthorizeErrors.INVALID_TOKEN.with({ headers: challenge('invalid_token', description) })(description);
+
+/** The bearer token of an Authorization header (RFC 6750 §2.1), or undefined. */
+export function bearerOf(header: string | null): string | undefined {
+  const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/**
+ * GET and POST /oauth2/userinfo: the person an access token with the openid scope was issued for. The
+ * handles the scopes ask for (email, phone, username) are answered as the person has them now; no
+ * handle's ownership is verified by this service, so the `_verified` members are false.
+ */
+export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDirectory }) {
+  return async function userInfo(authorization: string | null): Promise<UserInfo> {
+    const token = bearerOf(authorization);
+    if (!token) throw invalid('an access token is required as Authorization: Bearer <token>');
+    const claims = await deps.server.verifyAccessToken(token);
+    if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');
+    const scope = claims.scope.split(' ');
+    if (!scope.includes('openid'))
+      throw AuthorizeErrors.INSUFFICIENT_SCOPE.with({
+        headers: challenge('insufficient_scope', 'the access token was not granted the openid scope'),
+      })('the access token was not granted the openid scope');
+    const person = await deps.directory.get(claims.oid, claims.sub);
+    if (!person?.active) throw invalid('the person of this access token is disabled or no longer exists');
+    const handle = (type: string) => person.handles.find((h) => h.type === type)?.value;
+    const info: UserInfo = {
+      sub: person.personId,
+      iss: claims.iss,
+      aud: claims.client_id,
+      org_id: claims.oid,
+    };
+    const email = handle('email_address');
+    if (scope.includes('email') && email) Object.assign(info, { email, email_verified: false });
+    const phone = handle('phone_number');
+    if (scope.includes('phone') && phone)
+      Object.assign(info, { phone_number: phone, phone_number_verified: false });
+    const username = handle('username');
+    if (scope.includes('username') && username) info.username = username;
+    return info;
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The bound of the oauth2 benchmark: a bare Elysia endpoint that signs one ES256 JWT per POST, with
+ * node:crypto's synchronous sign (what the service's signer uses), nothing else: no form, no client.
+ * BARE_SIGNER=jose signs with jose's SignJWT instead (WebCrypto, awaited).
+ */
+import { createPrivateKey, sign } from 'node:crypto';
+import { Elysia } from 'elysia';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+
+const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+const key = createPrivateKey({
+  key: (await exportJWK(privateKey)) as import('node:crypto').JsonWebKey,
+  format: 'jwk',
+});
+const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'bench', typ: 'at+jwt' })).toString(
+  'base64url',
+);
+const useJose = process.env.BARE_SIGNER === 'jose';
+
+function claims() {
+  const iat = Math.floor(Date.now() / 1000);
+  return {
+    iss: 'http://127.0.0.1',
+    sub: 'bench-client',
+    aud: 'http://127.0.0.1',
+    client_id: 'bench-client',
+    scope: 'read',
+    jti: crypto.randomUUID(),
+    iat,
+    exp: iat + 3600,
+  };
+}
+
+function signSync(): string {
+  const input = `${header}.${Buffer.from(JSON.stringify(claims())).toString('base64url')}`;
+  const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+const signJose = () =>
+  new SignJWT(claims()).setProtectedHeader({ alg: 'ES256', kid: 'bench', typ: 'at+jwt' }).sign(privateKey);
+
+const app = new Elysia().post('/token', async () => ({
+  access_token: useJose ? await signJose() : signSync(),
+  token_type: 'bearer',
+  expires_in: 3600,
+  scope: 'read',
+}));
+app.listen({ port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1' });
+console.log(JSON.stringify({ msg: 'listening', port: app.server?.port }));

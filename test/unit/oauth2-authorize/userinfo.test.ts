@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import {
+  type AuthorizeService,
+  exchange,
+  expectOAuthError,
+  type MadeClient,
+  obtainCode,
+  postForm,
+  refresh,
+  startAuthorizeService,
+} from './fixture.ts';
+
+let s: AuthorizeService;
+let client: MadeClient;
+beforeAll(async () => {
+  s = await startAuthorizeService();
+  client = await s.createClient();
+});
+afterAll(() => s.stop());
+
+const userinfo = (authorization?: string, method = 'GET') =>
+  fetch(`${s.url}/oauth2/userinfo`, { method, headers: authorization ? { authorization } : {} });
+
+async function tokensFor(scope: string, person?: Awaited<ReturnType<AuthorizeService['person']>>) {
+  const { code, verifier } = await obtainCode(s, client, { scope }, person);
+  const res = await exchange(s, client, code, verifier);
+  await expectStatus(res, 200);
+  return res.json as { access_token: string; refresh_token: string };
+}
+
+describe('GET and POST /oauth2/userinfo', () => {
+  it("answers the person's username with scope username, by GET and by POST", async () => {
+    const person = await s.person();
+    const { access_token } = await tokensFor('openid username', person);
+    for (const method of ['GET', 'POST']) {
+      const res = await userinfo(`Bearer ${access_token}`, method);
+      await expectStatus(res, 200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.json()).toEqual({
+        sub: person.personId,
+        iss: s.url,
+        aud: client.client_id,
+        org_id: s.org.id,
+        username: person.handle.value,
+      });
+    }
+  });
+
+  it('answers 401 with a Bearer challenge without a token or with one that is not valid', async () => {
+    for (const header of [undefined, 'Bearer not-a-token', 'Basic abc']) {
+      const res = await userinfo(header);
+      await expectStatus(res, 401);
+      expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_token"');
+    }
+  });
+
+  it('answers 403 insufficient_scope for an access token without openid', async () => {
+    const { access_token } = await tokensFor('read');
+    const res = await userinfo(`Bearer ${access_token}`);
+    await expectStatus(res, 403);
+    expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="insufficient_scope"');
+  });
+
+  it('answers 401 for a revoked access token', async () => {
+    const { access_token } = await tokensFor('openid');
+    await expectStatus(await postForm(s, '/oauth2/tokens/revoke', client, { token: access_token }), 200);
+    await expectStatus(await userinfo(`Bearer ${access_token}`), 401);
+  });
+});
+
+describe('a deleted person', () => {
+  it('takes its grants along: its refresh token no longer refreshes, userinfo no longer answers', async () => {
+    const person = await s.person();
+    const tokens = await tokensFor('openid read', person);
+    await expectStatus(await s.call('DELETE', `/persons/${person.personId}`), 204);
+    await expectOAuthError(
+      await refresh(s, client, tokens.refresh_token),
+      400,
+      'invalid_grant',
+      /not a valid/,
+    );
+    await expectStatus(await userinfo(`Bearer ${tokens.access_token}`), 401);
+    const rows = await s.service.ctx.storage.query<{ n: number }>(
+      sql`select count(*)::int as n from oauth2_authorize_families where person_id = ${person.personId}`,
+    );
+    expect(rows[0]!.n).toBe(0);
+  });
+});

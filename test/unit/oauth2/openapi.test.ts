@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import { type OAuth2TestService, startOAuth2Service } from './fixture.ts';
+
+let t: OAuth2TestService;
+beforeAll(async () => {
+  t = await startOAuth2Service();
+});
+afterAll(() => t.stop());
+
+describe('the OpenAPI document', () => {
+  it('describes the client routes and the form-encoded token endpoints', async () => {
+    const doc = await t.call('GET', '/openapi.json');
+    await expectStatus(doc, 200);
+    const paths = doc.json.paths;
+    expect(Object.keys(paths)).toEqual(
+      expect.arrayContaining([
+        '/oauth2/clients',
+        '/oauth2/clients/{oauth_client_id}',
+        '/oauth2/clients/{oauth_client_id}/secret',
+        '/oauth2/tokens',
+        '/oauth2/tokens/introspect',
+        '/oauth2/tokens/revoke',
+      ]),
+    );
+    const create = paths['/oauth2/clients'].post;
+    expect(create.tags).toEqual(['OAuth2']);
+    expect(create.requestBody.content['application/json'].schema.required).toEqual([
+      'client_name',
+      'scopes',
+      'grant_types',
+    ]);
+    const token = paths['/oauth2/tokens'].post;
+    const form = token.requestBody.content['application/x-www-form-urlencoded'].schema;
+    expect(form.required).toEqual(['grant_type']);
+    expect(form.properties.grant_type.enum).toEqual([
+      'client_credentials',
+      'authorization_code',
+      'refresh_token',
+    ]);
+    expect(token.security).toEqual([{ clientBasic: [] }]);
+    expect(doc.json.components.securitySchemes.clientBasic).toEqual({ type: 'http', scheme: 'basic' });
+    expect(Object.keys(token.responses)).toEqual(['200', '400', '401']);
+  });
+});
