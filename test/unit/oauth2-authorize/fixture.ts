@@ -2,7 +2,7 @@ import { expect } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
-import { definePlugin } from '../../../core/plugin.ts';
+import { definePlugin, type ServiceDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
@@ -29,7 +29,9 @@ export interface MadeClient {
  * PUBLIC_BASE_URL, so an OAuth client library runs discovery against it. A hook probe sits on
  * beforeTokenIssued; every event published is kept.
  */
-export async function startAuthorizeService(o: { env?: Env; clock?: Clock; storage?: Storage } = {}) {
+export async function startAuthorizeService(
+  o: { env?: Env; clock?: Clock; storage?: Storage; plugins?: ServiceDefinition['plugins'] } = {},
+) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const server = Bun.serve({
@@ -53,7 +55,7 @@ export async function startAuthorizeService(o: { env?: Env; clock?: Clock; stora
     }),
   });
   const t = await startTestService({
-    definition: { plugins: [...identityPlugins(), oauth2(), oauth2Authorize(), probe] },
+    definition: { plugins: [...identityPlugins(), oauth2(), oauth2Authorize(), probe, ...(o.plugins ?? [])] },
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
