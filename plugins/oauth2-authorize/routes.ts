@@ -36,8 +36,11 @@ function cookieOf(request: Request, name: string): string | undefined {
   return undefined;
 }
 
-const redirect = (status: 302 | 303, location: string) =>
-  new Response(null, { status, headers: { location, 'cache-control': 'no-store', pragma: 'no-cache' } });
+const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
+  new Response(null, {
+    status,
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
+  });
 
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
@@ -80,7 +83,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   };
   const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
-      ? redirect(303, answer.location)
+      ? redirect(303, answer.location, extra)
       : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra });
 
   return new Elysia()
