@@ -128,10 +128,23 @@ export function createSignInFlow(deps: FlowDeps) {
     return begin(orgId, q.client_id, { redirectUri: q.redirect_uri, appState: q.state ?? '' });
   }
 
-  async function authenticate(orgId: string, state: string, pending: PendingSignIn, params: URLSearchParams) {
+  async function authenticate(
+    orgId: string,
+    state: string,
+    pending: PendingSignIn,
+    params: URLSearchParams,
+    bound: boolean,
+  ) {
     const { credential, provider, options } = await opened(orgId, pending.clientId).catch((e) => {
       throw new SignInFailure('provider_error', 'server_error', e instanceof Error ? e.message : String(e));
     });
+    // The organization may have turned the flag off while the person was at the provider.
+    if (bound && !credential.enableInServiceOidcAuthzServer)
+      throw new SignInFailure(
+        'not_enabled',
+        'access_denied',
+        'this credential is no longer enabled for the authorization server',
+      );
     try {
       const server = await client.serverOf(provider, options, clock.now());
       const { context, secret } = await secretOf(provider, credential, options);
@@ -226,17 +239,7 @@ export function createSignInFlow(deps: FlowDeps) {
         ),
       );
     try {
-      if (bound) {
-        // The organization may have turned the flag off while the person was at the provider.
-        const credential = await credentials.open(orgId, pending.clientId);
-        if (!credential?.enableInServiceOidcAuthzServer)
-          throw new SignInFailure(
-            'not_enabled',
-            'access_denied',
-            'this credential is no longer enabled for the authorization server',
-          );
-      }
-      const { profile, provider } = await authenticate(orgId, state, pending, params);
+      const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
       const person = await personFor(orgId, profile, rc);
       if (!person.active)
         throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person);

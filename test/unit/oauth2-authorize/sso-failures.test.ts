@@ -116,6 +116,32 @@ describe('which SSO buttons the hosted login offers', () => {
     }
   });
 
+  it('refuses the provider answer of a credential whose flag was turned off meanwhile', async () => {
+    const path = `${CREDENTIALS}/${opClient.clientId}`;
+    f.op.state.decision = verified('jo');
+    const opened = await openLogin((await f.begin()).url);
+    const pressed = await f.pressButton(opened);
+    await expectStatus(pressed, 303);
+    const back = await f.atProvider(pressed.headers.get('location')!);
+    await expectStatus(
+      await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: false } }),
+      200,
+    );
+    try {
+      const res = await f.callBack(back, opened.cookie);
+      const html = await res.text();
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe('This sign-in provider is no longer offered here.');
+      expect(await failedWith('not_enabled')).toBeDefined();
+    } finally {
+      await expectStatus(
+        await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: true } }),
+        200,
+      );
+    }
+  }, 60_000);
+
   it('answers the page with a message, never a redirect, for idp naming a credential not offered', async () => {
     for (const idp of ['acme-off', 'acme-other']) {
       const res = await fetch((await f.begin({ idp })).url, { redirect: 'manual' });

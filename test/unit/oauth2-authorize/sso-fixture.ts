@@ -1,4 +1,5 @@
 import * as oauth from 'oauth4webapi';
+import type { Env } from '../../../core/config.ts';
 import { oidcProvider, sso, ssoSignIn } from '../../../plugins/sso/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { browseTo, startOidcOp } from '../../helpers/oidc-op.ts';
@@ -14,7 +15,7 @@ const acme = oidcProvider({ id: 'acme', displayName: 'Acme ID', allowLoopbackIss
  * (oidc-provider) on loopback registered as the credential `acme-app` (label "Acme Staff", enabled for
  * the authorization server), an OAuth client, and the application's real loopback callback.
  */
-export async function startSsoLogin() {
+export async function startSsoLogin(o: { env?: Env } = {}) {
   const landed: URL[] = [];
   const app = Bun.serve({
     hostname: '127.0.0.1',
@@ -27,7 +28,10 @@ export async function startSsoLogin() {
     },
   });
   const redirectUri = `http://127.0.0.1:${app.port}/callback`;
-  const s = await startAuthorizeService({ plugins: [sso({ providers: [acme] }), ssoSignIn()] });
+  const s = await startAuthorizeService({
+    plugins: [sso({ providers: [acme] }), ssoSignIn()],
+    ...(o.env ? { env: o.env } : {}),
+  });
   const callbackUrl = `${s.url}/oauth2/authorize/sso/callback`;
   const op = await startOidcOp({ ...opClient, redirectUri: callbackUrl });
   const client = await s.createClient({ redirect_uris: [redirectUri] });
