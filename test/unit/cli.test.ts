@@ -68,6 +68,7 @@ describe('the admin CLI', () => {
       'webhooks.custom_headers': 0,
       'sso_credentials.client_secret': 0,
       'sso_credentials.secret_options': 0,
+      'oauth2_authorize_codes.id_token': 0,
     });
   }, 60_000);
 
