@@ -30,7 +30,14 @@ export interface MadeClient {
  * beforeTokenIssued; every event published is kept.
  */
 export async function startAuthorizeService(
-  o: { env?: Env; clock?: Clock; storage?: Storage; plugins?: ServiceDefinition['plugins'] } = {},
+  o: {
+    env?: Env;
+    clock?: Clock;
+    storage?: Storage;
+    plugins?: ServiceDefinition['plugins'];
+    /** Keep every event published (the bus is a work queue: false leaves them to a webhooks plugin). @default true */
+    recordEvents?: boolean;
+  } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
@@ -62,10 +69,13 @@ export async function startAuthorizeService(
   });
   handle = t.service.fetchFrom;
   const events: ServiceEvent[] = [];
-  const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
-    events.push(m.payload);
-    return ack();
-  });
+  const sub =
+    o.recordEvents === false
+      ? undefined
+      : t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
+          events.push(m.payload);
+          return ack();
+        });
 
   /** Creates a client through POST /oauth2/clients: authorization_code and refresh_token by default. */
   async function createClient(body: Record<string, unknown> = {}, as: CallOptions = {}): Promise<MadeClient> {
@@ -100,7 +110,7 @@ export async function startAuthorizeService(
     createClient,
     person: (as: CallOptions = {}) => createPerson(t, as),
     async stop() {
-      await sub.stop();
+      await sub?.stop();
       server.stop(true);
       await t.stop();
     },

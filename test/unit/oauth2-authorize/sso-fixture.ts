@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import type { Env } from '../../../core/config.ts';
+import type { ServiceDefinition } from '../../../core/plugin.ts';
 import { oidcProvider, sso, ssoSignIn } from '../../../plugins/sso/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { browseTo, startOidcOp } from '../../helpers/oidc-op.ts';
@@ -15,7 +16,9 @@ const acme = oidcProvider({ id: 'acme', displayName: 'Acme ID', allowLoopbackIss
  * (oidc-provider) on loopback registered as the credential `acme-app` (label "Acme Staff", enabled for
  * the authorization server), an OAuth client, and the application's real loopback callback.
  */
-export async function startSsoLogin(o: { env?: Env } = {}) {
+export async function startSsoLogin(
+  o: { env?: Env; plugins?: ServiceDefinition['plugins']; recordEvents?: boolean } = {},
+) {
   const landed: URL[] = [];
   const app = Bun.serve({
     hostname: '127.0.0.1',
@@ -29,8 +32,9 @@ export async function startSsoLogin(o: { env?: Env } = {}) {
   });
   const redirectUri = `http://127.0.0.1:${app.port}/callback`;
   const s = await startAuthorizeService({
-    plugins: [sso({ providers: [acme] }), ssoSignIn()],
+    plugins: [sso({ providers: [acme] }), ssoSignIn(), ...(o.plugins ?? [])],
     ...(o.env ? { env: o.env } : {}),
+    ...(o.recordEvents !== undefined ? { recordEvents: o.recordEvents } : {}),
   });
   const callbackUrl = `${s.url}/oauth2/authorize/sso/callback`;
   const op = await startOidcOp({ ...opClient, redirectUri: callbackUrl });
