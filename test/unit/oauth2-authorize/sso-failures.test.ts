@@ -279,6 +279,20 @@ describe('the provider round trip in the hosted login', () => {
     expect(res.headers.get('location')).toBeNull();
   }, 60_000);
 
+  it("cannot finish the hosted login's provider answer at SSO sign-in's callback", async () => {
+    f.op.state.decision = verified('kim');
+    const a = await f.begin();
+    const opened = await openLogin(a.url);
+    const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+    const elsewhere = await fetch(`${f.s.url}/sso/oidc/callback${back.search}`, { redirect: 'manual' });
+    await expectStatus(elsewhere, 400);
+    expect((await elsewhere.json()).errors[0].message).toContain('no sign-in was started with this state');
+    // Untouched by that attempt, the answer still finishes the login it was bound to.
+    const res = await f.callBack(back, opened.cookie);
+    await expectStatus(res, 303);
+    expect(new URL(res.headers.get('location')!).searchParams.get('state')).toBe(a.state);
+  }, 60_000);
+
   it('answers an error page for a state no sign-in was started with', async () => {
     const res = await f.callBack(new URL(`${f.callbackUrl}?state=made-up&code=x`), '');
     await expectStatus(res, 400);
