@@ -1,9 +1,11 @@
 import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
+import { consents } from './plugins/consents/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
+import { roles } from './plugins/roles/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
 import { tokens } from './plugins/tokens/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
@@ -23,5 +25,7 @@ export default defineService({
     ssoSignIn(),
     oauth2(),
     oauth2Authorize(),
+    roles(),
+    consents(),
   ],
 });

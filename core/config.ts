@@ -161,6 +161,12 @@ const EnvSchema = v.object({
     str('SHUTDOWN_TIMEOUT_MS', 'must be an integer from 1 to 600000', isInt(1, 600_000)),
     '10000',
   ),
+  REGION: v.optional(
+    str('REGION', 'must be a region name of 1 to 64 lower-case letters, digits and -', (s) =>
+      /^[a-z0-9][a-z0-9-]{0,63}$/.test(s),
+    ),
+    'us-iowa',
+  ),
 });
 
 /** A MASTER_KEY entry `[kid:]base64` split in two; `kid` is undefined when the entry names none. */
@@ -249,6 +255,8 @@ export interface Config {
   /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
+  /** The region that holds the deployment's data: the `region` of `_InRegion` events. @default 'us-iowa' */
+  region: string;
   /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
   environment: Readonly<Env>;
 }
@@ -326,6 +334,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     extraCaPem,
     shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),
     shutdownTimeoutMs: Number(e.SHUTDOWN_TIMEOUT_MS),
+    region: e.REGION,
     environment: Object.freeze({ ...env }),
   };
 }

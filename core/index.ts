@@ -152,3 +152,10 @@ export {
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
 export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
+export {
+  SERVICE_CLAIMS,
+  type ServiceClaimName,
+  type ServiceClaims,
+  type ServiceClaimsRequest,
+  serviceTokenClaims,
+} from './tokens/service-claims.ts';

@@ -8,6 +8,7 @@ import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { SERVICE_CLAIMS } from '../../core/tokens/service-claims.ts';
 import { personSettings } from './schema.ts';
 
 export const DEFAULT_GROUPS_CLAIM = 'groups';
@@ -27,6 +28,8 @@ export const TAKEN_CLAIMS = [
   'first_token',
   'region',
   'person_type',
+  // Filled by other plugins (roles, consents) through serviceTokenClaims.
+  ...SERVICE_CLAIMS,
 ];
 
 const CLAIM_RULE = `must be a claim name of 1 to 64 letters, digits and _, not starting with a digit, and none of ${TAKEN_CLAIMS.join(', ')}`;

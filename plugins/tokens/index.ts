@@ -4,6 +4,7 @@ import { type TokenIssuer, tokenIssuer } from '../../core/capabilities/token-iss
 import { envInteger } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
+import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
 import { reservedClaims } from './claims.ts';
 import { createFirstTokens } from './first-token.ts';
 import { createIssue } from './issuer.ts';
@@ -53,7 +54,7 @@ export const tokens = (options: TokensOptions = {}) => {
     settings,
     provides: { tokenIssuer },
     requires: { persons: personDirectory },
-    declares: [beforeTokenIssued],
+    declares: [beforeTokenIssued, serviceTokenClaims],
     emits: ['TokenMinted_v1', 'AnonymousTokenMinted_v1'],
     setup(ctx, { persons }) {
       const keys = tokenKeys(ctx.signer);

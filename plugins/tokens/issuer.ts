@@ -5,6 +5,7 @@ import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { PluginContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
+import { collectServiceClaims } from '../../core/tokens/service-claims.ts';
 import { forbiddenClaim } from './claims.ts';
 import { TokenErrors } from './errors.ts';
 import type { createFirstTokens } from './first-token.ts';
@@ -101,6 +102,12 @@ export function createIssue(deps: IssuerDeps) {
       [groupsClaim]: person.groups,
       ...(req.idToken ? idTokenClaims(req.idToken) : {}),
       ...custom,
+      // Roles, consents: reserved claims other plugins own, for every token (mint-token's too).
+      ...(await collectServiceClaims(ctx.hooks, {
+        orgId: req.orgId,
+        personId: person.personId,
+        issuer: req.issuer,
+      })),
     };
 
     if (req.issuer !== 'mint') {

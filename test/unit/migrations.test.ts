@@ -21,6 +21,8 @@ describe('generated migrations', () => {
         'sso',
         'tokens',
         'webhooks',
+        'roles',
+        'consents',
       ].sort(),
     );
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { type OAuth2TestService, startOAuth2Service } from './fixture.ts';
 
 let t: OAuth2TestService;
@@ -93,7 +94,7 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     const c = await t.createClient();
     const refused = await grant(c.client_id, oauth.ClientSecretBasic('ocs_wrong')).catch((e) => e);
     expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
-    expect(refused.status).toBe(401);
+    await expectStatus(refused.response, 401);
     expect(refused.cause[0]).toMatchObject({ scheme: 'basic', parameters: { realm: 'oauth2' } });
     expect((await refused.response.json()).error).toBe('invalid_client');
   });
@@ -105,6 +106,6 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     }).catch((e) => e);
     expect(refused).toBeInstanceOf(oauth.ResponseBodyError);
     expect(refused.error).toBe('invalid_scope');
-    expect(refused.status).toBe(400);
+    await expectStatus(refused.response, 400);
   });
 });

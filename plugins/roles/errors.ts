@@ -1,0 +1,48 @@
+import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+
+/** The message is the detail the throw site gives (the field and the rule). */
+const detail = (message: string) => message;
+const quoted = (names: readonly string[]) => names.map((n) => JSON.stringify(n)).join(', ');
+
+/** The error codes of the roles plugin: stable, machine-readable, each with one HTTP status. */
+export const RoleErrors = defineErrors({
+  /** A name, description, list or path parameter breaks its rule. */
+  INVALID_ROLES_INPUT: { status: 400, message: detail },
+  /** A list names permissions the organization does not have. */
+  UNKNOWN_PERMISSIONS: {
+    status: 400,
+    message: (where: string, names: readonly string[]) =>
+      `${where}: no permission ${quoted(names)} in this organization; create ${names.length > 1 ? 'them' : 'it'} first with POST /permissions`,
+  },
+  /** A list names roles the organization does not have. */
+  UNKNOWN_ROLES: {
+    status: 400,
+    message: (where: string, names: readonly string[]) =>
+      `${where}: no role ${quoted(names)} in this organization; create ${names.length > 1 ? 'them' : 'it'} first with POST /roles`,
+  },
+  PERMISSION_NOT_FOUND: {
+    status: 404,
+    message: (name: string) => `no permission ${JSON.stringify(name)} in this organization`,
+  },
+  ROLE_NOT_FOUND: {
+    status: 404,
+    message: (name: string) => `no role ${JSON.stringify(name)} in this organization`,
+  },
+  /** No person of that ID in this organization (another organization's person included). */
+  PERSON_NOT_FOUND: {
+    status: 404,
+    message: (id: string) => `no person ${JSON.stringify(id)} in this organization`,
+  },
+  PERMISSION_EXISTS: {
+    status: 409,
+    message: (name: string) =>
+      `body.name: the permission ${JSON.stringify(name)} already exists in this organization`,
+  },
+  ROLE_EXISTS: {
+    status: 409,
+    message: (name: string) =>
+      `body.name: the role ${JSON.stringify(name)} already exists in this organization`,
+  },
+});
+
+export type RoleErrorCode = ErrorCodeOf<typeof RoleErrors>;

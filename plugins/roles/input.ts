@@ -1,0 +1,64 @@
+import * as v from 'valibot';
+import { isUuid } from '../../core/ids.ts';
+import { RoleErrors } from './errors.ts';
+
+/** The longest name of a permission or role, in bytes (all its characters are ASCII). */
+export const MAX_NAME_BYTES = 128;
+export const MAX_DESCRIPTION = 1024;
+/** Names one list (a role's permissions, a person's roles or permissions) may hold. */
+export const MAX_LIST = 1000;
+
+export const NAME_RULE = `must be 1 to ${MAX_NAME_BYTES} letters, digits, ".", ":", "_" and "-" (and not "." or "..")`;
+const NAME_RE = /^[A-Za-z0-9.:_-]{1,128}$/;
+
+/** Whether a permission or role name keeps the rule; "." and ".." could not be named in a URL path. */
+export const isName = (s: string): boolean => NAME_RE.test(s) && s !== '.' && s !== '..';
+
+export const Name = v.pipe(v.string('must be a string'), v.check(isName, NAME_RULE));
+const Description = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`),
+);
+const names = (what: string) =>
+  v.pipe(
+    v.array(Name, `must be an array of ${what} names`),
+    v.maxLength(MAX_LIST, `must hold at most ${MAX_LIST} names`),
+  );
+
+export const PermissionCreateSchema = v.object({ name: Name, description: v.optional(Description) });
+export const PermissionPatchSchema = v.object({ description: v.optional(Description) });
+export const RoleCreateSchema = v.object({
+  name: Name,
+  description: v.optional(Description),
+  permissions: names('permission'),
+});
+export const RolePatchSchema = v.object({
+  description: v.optional(Description),
+  permissions: v.optional(names('permission')),
+});
+export const PersonRolesSchema = v.object({ roles: names('role') });
+export const PersonPermissionsSchema = v.object({ permissions: names('permission') });
+
+/** Code-point order: the same on PGlite and on a Postgres of any collation. */
+export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The names without repeats, in code-point order. */
+export const sortedUnique = (list: readonly string[]): string[] => [...new Set(list)].sort(compareNames);
+
+/** A name from the path: 400 naming the parameter when it breaks the rule. */
+export function nameOf(param: 'permission_name' | 'role_name', value: string): string {
+  if (!isName(value))
+    throw RoleErrors.INVALID_ROLES_INPUT(
+      `path parameter ${param} ${NAME_RULE} (got ${JSON.stringify(value)})`,
+    );
+  return value;
+}
+
+/** A person ID from the path: 400 when it cannot be one (so no query runs with it). */
+export function personIdOf(id: string): string {
+  if (!isUuid(id))
+    throw RoleErrors.INVALID_ROLES_INPUT(
+      `path parameter person_id must be a UUID (got ${JSON.stringify(id)})`,
+    );
+  return id.toLowerCase();
+}

@@ -1,0 +1,129 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { consistentWrite } from '../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../core/http/object-body.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../core/plugin.ts';
+import type { Assignments } from './assignments.ts';
+import { MAX_LIST, PersonPermissionsSchema, PersonRolesSchema, personIdOf } from './input.ts';
+import { SECURITY } from './routes.ts';
+
+const TAGS = ['Persons'];
+const Names = resultOf(v.array(v.string()));
+const PersonIdParams = v.object({ person_id: v.string() });
+
+const setResponses = (what: string) => ({
+  204: { description: `No content: the person holds exactly these ${what}` },
+  400: errorDoc(
+    `A name that breaks the rule, ${what} the organization does not have, or a bad consistency header`,
+  ),
+  401: errorDoc('No API key, or not a valid one'),
+  403: errorDoc('A key of another organization'),
+  404: errorDoc('No such person in this organization'),
+  ...writeErrorDocs,
+});
+
+/** GET, PUT /persons/{id}/roles; GET, PUT /persons/{id}/additional-permissions; GET /persons/{id}/permissions. */
+export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) {
+  const headers = consistencyHeaders(ctx.headers);
+  const detail = (operationId: string, summary: string, description: string) => ({
+    operationId,
+    summary,
+    description,
+    tags: TAGS,
+    security: SECURITY,
+  });
+  return new Elysia()
+    .use(ctx.auth)
+    .get(
+      '/persons/:person_id/roles',
+      async ({ org, params }) => ok(await assignments.roles(org.id, personIdOf(params.person_id))),
+      {
+        apiKey: true,
+        params: PersonIdParams,
+        response: { 200: Names, ...errorResponses },
+        detail: detail('GetPersonsPersonIdRoles', "A person's roles", 'Role names, sorted.'),
+      },
+    )
+    .put(
+      '/persons/:person_id/roles',
+      async ({ org, params, body, request, set }) => {
+        const id = personIdOf(params.person_id);
+        await consistentWrite(request, ctx.headers, () => assignments.setRoles(org.id, id, body.roles));
+        set.status = 204;
+      },
+      {
+        apiKey: true,
+        params: PersonIdParams,
+        parse: 'json',
+        transform: refuseArrayBody,
+        body: PersonRolesSchema,
+        headers,
+        detail: {
+          ...detail(
+            'PutPersonsPersonIdRoles',
+            "Set a person's roles",
+            `The person holds exactly these roles afterwards (at most ${MAX_LIST}; duplicates ignored; [] revokes every role). Every role must exist: 400 naming those that do not. Emits RolesSetToPerson_v1 and its _InRegion_v1 twin (the person's region) when the roles change.`,
+          ),
+          responses: setResponses('roles'),
+        },
+      },
+    )
+    .get(
+      '/persons/:person_id/additional-permissions',
+      async ({ org, params }) =>
+        ok(await assignments.additionalPermissions(org.id, personIdOf(params.person_id))),
+      {
+        apiKey: true,
+        params: PersonIdParams,
+        response: { 200: Names, ...errorResponses },
+        detail: detail(
+          'GetPersonsPersonIdAdditionalPermissions',
+          "A person's additional permissions",
+          'Permission names granted to the person directly, sorted; not those of its roles.',
+        ),
+      },
+    )
+    .put(
+      '/persons/:person_id/additional-permissions',
+      async ({ org, params, body, request, set }) => {
+        const id = personIdOf(params.person_id);
+        await consistentWrite(request, ctx.headers, () =>
+          assignments.setAdditionalPermissions(org.id, id, body.permissions),
+        );
+        set.status = 204;
+      },
+      {
+        apiKey: true,
+        params: PersonIdParams,
+        parse: 'json',
+        transform: refuseArrayBody,
+        body: PersonPermissionsSchema,
+        headers,
+        detail: {
+          ...detail(
+            'PutPersonsPersonIdPermissions',
+            "Set a person's additional permissions",
+            `The person holds exactly these additional permissions afterwards (at most ${MAX_LIST}; duplicates ignored; [] revokes them all). Every permission must exist: 400 naming those that do not. Emits PermissionsSetToPerson_v1 and its _InRegion_v1 twin (the person's region) when they change.`,
+          ),
+          responses: setResponses('permissions'),
+        },
+      },
+    )
+    .get(
+      '/persons/:person_id/permissions',
+      async ({ org, params }) =>
+        ok(await assignments.effectivePermissions(org.id, personIdOf(params.person_id))),
+      {
+        apiKey: true,
+        params: PersonIdParams,
+        response: { 200: Names, ...errorResponses },
+        detail: detail(
+          'GetPersonsPersonIdPermissions',
+          "A person's effective permissions",
+          "The permissions of the person's roles and its additional permissions, sorted, without repeats.",
+        ),
+      },
+    );
+}
