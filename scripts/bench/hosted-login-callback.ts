@@ -7,21 +7,27 @@
  *
  * Part of `npm run bench -- oauth2-code`.
  */
+
+import type { Env } from '../../core/config.ts';
 import { openLogin, submitLogin } from '../../test/unit/oauth2-authorize/fixture.ts';
 import { startSsoLogin } from '../../test/unit/oauth2-authorize/sso-fixture.ts';
 
 const WARM_UP = 10;
 
 /** Wall times (ms) of `n` SSO callbacks (own and with the provider) and of `n` password form posts. */
-export async function measureHostedLogin(n: number) {
+export async function measureHostedLogin(n: number, o: { env?: Env; sso?: boolean } = {}) {
   const f = await startSsoLogin({
-    env: { PASSWORD_HANDLE_RATE_LIMIT: '1000000/1000000', PASSWORD_ADDRESS_RATE_LIMIT: '1000000/1000000' },
+    env: {
+      PASSWORD_HANDLE_RATE_LIMIT: '1000000/1000000',
+      PASSWORD_ADDRESS_RATE_LIMIT: '1000000/1000000',
+      ...o.env,
+    },
   });
   const ssoOwn: number[] = [];
   const ssoTotal: number[] = [];
   const password: number[] = [];
   try {
-    for (let i = 0; i < n + WARM_UP; i++) {
+    for (let i = 0; i < (o.sso === false ? 0 : n + WARM_UP); i++) {
       // Half the sign-ins are first ones (the person is created), half find the person again.
       const who = i % 2 ? `p${i}` : 'p0';
       f.op.state.decision = { sub: who, email: `${who}@acme.example`, email_verified: true };
