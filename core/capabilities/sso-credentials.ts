@@ -14,8 +14,19 @@ export interface OpenedSsoCredential {
   enableInServiceOidcAuthzServer: boolean;
 }
 
+/** A stored SSO credential as a list shows it: no secret, nothing opened. */
+export interface SsoCredentialSummary {
+  provider: string;
+  clientId: string;
+  /** The credential's label; empty when it has none. */
+  label: string;
+  enableInServiceOidcAuthzServer: boolean;
+}
+
 /** The organization's SSO credentials and the deployment's providers, for the sign-in flow. */
 export interface SsoCredentials {
+  /** The organization's credentials, in creation order. */
+  list(orgId: string): Promise<SsoCredentialSummary[]>;
   /** The credential of this organization with this client ID, opened; undefined when there is none. */
   open(orgId: string, clientId: string): Promise<OpenedSsoCredential | undefined>;
   /** The registered provider of this id, or undefined when the deployment does not list it. */

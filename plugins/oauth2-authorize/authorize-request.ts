@@ -11,6 +11,8 @@ export interface AuthorizeRequest {
   codeChallenge: string | undefined;
   /** Prefills the handle field (OIDC login_hint). */
   loginHint: string | undefined;
+  /** `idp`: the client ID of an SSO credential to go straight to, skipping the page. */
+  idp: string | undefined;
 }
 
 /** A refusal sent back to the client's (trusted) redirect URI, per RFC 6749 §4.1.2.1. */
@@ -27,7 +29,7 @@ export type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; ref
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
-const MAX = { state: 2048, nonce: 512, scope: 2048, loginHint: 320 } as const;
+const MAX = { state: 2048, nonce: 512, scope: 2048, loginHint: 320, idp: 512 } as const;
 
 /** The scopes of a `scope` parameter, in order, without repeats; undefined when one breaks RFC 6749's syntax. */
 export function parseScope(text: string): string[] | undefined {
@@ -129,6 +131,9 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
   if (prompt.includes('none'))
     return refuse('login_required', 'prompt=none: this service keeps no sign-in session');
   const hint = params.get('login_hint') ?? undefined;
+  const idp = params.get('idp') ?? undefined;
+  if (idp !== undefined && (idp.length === 0 || idp.length > MAX.idp))
+    return refuse('invalid_request', `idp must be 1 to ${MAX.idp} characters`);
 
   return {
     ok: true,
@@ -140,6 +145,7 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
       nonce,
       codeChallenge: challenge,
       loginHint: hint && hint.length <= MAX.loginHint ? hint : undefined,
+      idp,
     },
   };
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
+import { ssoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
@@ -54,6 +55,8 @@ function checked(name: string, value: number, min: number, max: number): number 
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation, and GET /oauth2/userinfo. Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
+ * With ssoAuthenticator (the sso-signin plugin) the page offers the organization's SSO credentials enabled
+ * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
  *
  * @example defineService({ plugins: [persons(), tokens(), password(), oauth2(), oauth2Authorize()] })
  */
@@ -105,6 +108,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           events: ctx.events,
           clock,
           baseUrl,
+          sso: () => ctx.capability(ssoAuthenticator),
         }),
         userInfo: createUserInfo({ server, directory }),
         readContext: requestContextReader(ctx.headers),

@@ -1,6 +1,12 @@
-import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
+import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type { PasswordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
-import type { HandleType, PersonDirectory, PersonHandle } from '../../core/capabilities/person-directory.ts';
+import type {
+  HandleType,
+  PersonDirectory,
+  PersonHandle,
+  PersonRecord,
+} from '../../core/capabilities/person-directory.ts';
+import type { SsoAuthenticator, SsoChoice } from '../../core/capabilities/sso-authenticator.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
@@ -8,9 +14,11 @@ import type { EventPublisher } from '../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
+import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
+import { createSsoLogin } from './sso-login.ts';
 import type { CodeStore } from './store/codes.ts';
 import type { LoginStore, PendingLogin } from './store/logins.ts';
 
@@ -38,6 +46,17 @@ export interface LoginDeps {
   clock: Clock;
   /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
   baseUrl: string;
+  /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
+  sso: () => SsoAuthenticator | undefined;
+}
+
+/** Who signed in, by which factor, for the ID token, the events and the code. */
+export interface SignedIn {
+  personId: string;
+  method: 'password' | 'oidc';
+  authentication: TokenAuthentication;
+  /** The SSO provider's id, named in the ID token's `idp` claim. */
+  idp?: string;
 }
 
 /**
@@ -76,18 +95,132 @@ const originOf = (uri: string) => new URL(uri).origin;
 export function createLogin(deps: LoginDeps) {
   const { logins, codes, clock } = deps;
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
+  const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
 
-  const page = (status: number, login: PendingLogin, input: Omit<LoginPageInput, 'action'>): LoginPage => ({
-    kind: 'page',
-    status,
-    html: loginPage({ ...input, action }),
-    formTargets: [originOf(login.redirectUri)],
-  });
+  /** The SSO credentials the organization offers here (none without an SSO plugin). */
+  const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
+
+  /**
+   * The form, with one button per SSO credential offered. The CSP's form-action lists the client's
+   * origin (the password form's answer) and the providers' (an SSO button's answer redirects there).
+   */
+  const page = async (
+    status: number,
+    login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
+    offered?: SsoChoice[],
+  ): Promise<LoginPage> => {
+    const choices = offered ?? (await choicesOf(login.orgId));
+    return {
+      kind: 'page',
+      status,
+      html: loginPage({ ...input, action, ssoAction, choices }),
+      formTargets: [
+        originOf(login.redirectUri),
+        ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),
+      ],
+    };
+  };
 
   /** The redirect that answers the client: the code, or an error (RFC 6749 §4.1.2, RFC 9207 iss). */
   const answer = (redirectUri: string, params: Record<string, string | undefined>): LoginAnswer => ({
     kind: 'redirect',
     location: redirectTo(redirectUri, { ...params, iss: deps.baseUrl }),
+  });
+
+  /**
+   * Mints the login's ID token: every hosted login mints it now, so the token_minted hook decides on
+   * every login whatever the scope (the client receives the token only with openid). A refusal is
+   * reported as AuthenticationFailed_v1; an error other than the hook's block is thrown.
+   */
+  async function mint(
+    login: PendingLogin,
+    client: OAuthClient,
+    who: SignedIn,
+    rc: RequestContext,
+  ): Promise<
+    { ok: true; idToken: string; authTime: number; person?: PersonRecord } | { ok: false; message: string }
+  > {
+    const authTime = Math.floor(clock.now() / 1000);
+    // Read while the token is issued: the events need the person's region.
+    const personRead = deps.directory.get(login.orgId, who.personId);
+    try {
+      const issued = await deps.issuer.issue({
+        orgId: login.orgId,
+        personId: who.personId,
+        methods: [who.method],
+        issuer: 'oauth2',
+        authentications: [who.authentication],
+        request: rc.analytics,
+        ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
+        idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
+      });
+      const person = await personRead;
+      return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
+    } catch (error) {
+      const blocked = error instanceof ServiceError && error.status === 403;
+      const person = await personRead;
+      const message = error instanceof Error ? error.message : 'the token could not be issued';
+      await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
+        analytics_metadata: analyticsMetadata(rc.analytics),
+        browser_metadata: rc.browser,
+        ...(person ? { person_id: person.personId, region: person.region } : {}),
+        failed_authn_method: who.method,
+        failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
+        failure_detail: message,
+        ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+      });
+      if (!blocked) throw error;
+      return { ok: false, message };
+    }
+  }
+
+  /** Publishes AuthenticationSucceeded_v1, issues the code and answers the redirect to the client. */
+  async function grant(
+    login: PendingLogin,
+    client: OAuthClient,
+    who: SignedIn,
+    minted: { idToken: string; authTime: number; person?: PersonRecord },
+    rc: RequestContext,
+  ): Promise<LoginAnswer> {
+    const { person } = minted;
+    const code = randomSecret('');
+    await Promise.all([
+      person &&
+        deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
+          analytics_metadata: analyticsMetadata(rc.analytics),
+          browser_metadata: rc.browser,
+          person_id: person.personId,
+          region: person.region,
+          success_authn_method: who.method,
+          authenticated_methods: [who.method],
+          // A handle names what the person typed; an SSO sign-in typed none.
+          ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+        }),
+      codes.issue(code, {
+        orgId: login.orgId,
+        clientId: client.clientId,
+        redirectUri: login.redirectUri,
+        scope: login.scope,
+        codeChallenge: login.codeChallenge,
+        personId: who.personId,
+        methods: [who.method],
+        authTime: minted.authTime,
+        idToken: minted.idToken,
+      }),
+    ]);
+    return answer(login.redirectUri, { code, state: login.state });
+  }
+
+  const sso = createSsoLogin({
+    server: deps.server,
+    logins,
+    authenticator: deps.sso,
+    callbackUrl: `${deps.baseUrl}/oauth2/authorize/sso/callback`,
+    page,
+    answer,
+    mint,
+    grant,
   });
 
   return {
@@ -113,11 +246,26 @@ export function createLogin(deps: LoginDeps) {
         codeChallenge: request.codeChallenge,
       };
       await logins.open(loginId, browser, login);
-      return page(200, login, {
-        clientName: request.client.name,
-        csrfToken: loginId,
-        handle: request.loginHint,
-      });
+      const choices = await choicesOf(login.orgId);
+      const form = { clientName: request.client.name, csrfToken: loginId, handle: request.loginHint };
+      if (request.idp !== undefined) {
+        // Direct selection: straight to the provider, or the page saying why not (never a redirect).
+        const chosen = choices.find((c) => c.clientId === request.idp);
+        const started = chosen ? await sso.begin(login.orgId, loginId, chosen.clientId) : undefined;
+        if (started?.ok) return { kind: 'redirect', location: started.url };
+        return page(
+          400,
+          login,
+          {
+            ...form,
+            error: started
+              ? `Signing in with ${chosen?.name} is not possible right now: ${started.message}`
+              : `The sign-in provider "${request.idp}" named by idp is not available for ${request.client.name}.`,
+          },
+          choices,
+        );
+      }
+      return page(200, login, form, choices);
     },
 
     /**
@@ -162,7 +310,10 @@ export function createLogin(deps: LoginDeps) {
         if (checked.reason === 'rate_limited') {
           const after = checked.retryAfter ?? 60;
           return {
-            ...page(429, login, { ...retry, error: `Too many attempts. Try again in ${after} seconds.` }),
+            ...(await page(429, login, {
+              ...retry,
+              error: `Too many attempts. Try again in ${after} seconds.`,
+            })),
             headers: { 'retry-after': String(after) },
           };
         }
@@ -172,70 +323,22 @@ export function createLogin(deps: LoginDeps) {
       if (!(await logins.finish(form.csrfToken)))
         throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in has already been completed');
 
-      const authTime = Math.floor(clock.now() / 1000);
-      // Read while the token is issued: the events need the person's region.
-      const personRead = deps.directory.get(login.orgId, checked.personId);
-      let idToken: string;
-      try {
-        // Every hosted login mints its ID token now, so the token_minted hook decides on every login
-        // whatever the scope (the client receives the token only with openid).
-        idToken = (
-          await deps.issuer.issue({
-            orgId: login.orgId,
-            personId: checked.personId,
-            methods: ['password'],
-            issuer: 'oauth2',
-            authentications: [checked.authentication],
-            request: rc.analytics,
-            idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
-          })
-        ).token;
-      } catch (error) {
-        const blocked = error instanceof ServiceError && error.status === 403;
-        const person = await personRead;
-        await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
-          analytics_metadata: analyticsMetadata(rc.analytics),
-          browser_metadata: rc.browser,
-          ...(person ? { person_id: person.personId, region: person.region } : {}),
-          failed_authn_method: 'password',
-          failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
-          failure_detail: error instanceof Error ? error.message : 'the token could not be issued',
-          handle: eventHandle(checked.authentication.handle),
-        });
-        if (!blocked) throw error;
+      const who: SignedIn = {
+        personId: checked.personId,
+        method: 'password',
+        authentication: checked.authentication,
+      };
+      const minted = await mint(login, client, who, rc);
+      if (!minted.ok)
         return answer(login.redirectUri, {
           error: 'access_denied',
           error_description: 'the sign-in was refused by the organization (token_minted hook)',
           state: login.state,
         });
-      }
-      const person = await personRead;
-      const code = randomSecret('');
-      await Promise.all([
-        person &&
-          deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
-            analytics_metadata: analyticsMetadata(rc.analytics),
-            browser_metadata: rc.browser,
-            person_id: person.personId,
-            region: person.region,
-            success_authn_method: 'password',
-            authenticated_methods: ['password'],
-            handle: eventHandle(checked.authentication.handle),
-          }),
-        codes.issue(code, {
-          orgId: login.orgId,
-          clientId: client.clientId,
-          redirectUri: login.redirectUri,
-          scope: login.scope,
-          codeChallenge: login.codeChallenge,
-          personId: checked.personId,
-          methods: ['password'],
-          authTime,
-          idToken,
-        }),
-      ]);
-      return answer(login.redirectUri, { code, state: login.state });
+      return grant(login, client, who, minted, rc);
     },
+
+    ...sso,
   };
 }
 

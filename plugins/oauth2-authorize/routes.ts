@@ -36,10 +36,21 @@ function cookieOf(request: Request, name: string): string | undefined {
   return undefined;
 }
 
-const redirect = (status: 302 | 303, location: string) =>
-  new Response(null, { status, headers: { location, 'cache-control': 'no-store', pragma: 'no-cache' } });
+const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
+  new Response(null, {
+    status,
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
+  });
 
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
+const SSO_FIELDS = ['csrf_token', 'credential'] as const;
+
+function singleField(body: URLSearchParams, name: string): string {
+  const all = body.getAll(name);
+  if (all.length !== 1 || !all[0])
+    throw AuthorizeErrors.INVALID_FORM(`${name} must be given once and not be empty`);
+  return all[0];
+}
 
 /** GET /oauth2/authorize, POST /oauth2/authorize/login (the hosted form) and GET, POST /oauth2/userinfo. */
 export function authorizeRoutes(deps: AuthorizeRouteDeps) {
@@ -60,9 +71,19 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     if (!(error instanceof ServiceError)) throw error;
     return page(error.status, errorPage(error.message), [], error.headers ?? {});
   };
+  /** A form posted by a page of this service: same origin (when the browser says), form-encoded. */
+  const formOf = async (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (origin !== null && origin !== baseOrigin)
+      throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
+    const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/x-www-form-urlencoded')
+      throw AuthorizeErrors.INVALID_FORM('the form must be sent as application/x-www-form-urlencoded');
+    return new URLSearchParams(await request.text());
+  };
   const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
-      ? redirect(303, answer.location)
+      ? redirect(303, answer.location, extra)
       : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra });
 
   return new Elysia()
@@ -93,7 +114,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           operationId: 'GetOauth2Authorize',
           summary: 'Request an authorization code: the hosted login page',
           description:
-            "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, login_required), `error_description`, `state` and `iss`. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s.",
+            "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, login_required), `error_description`, `state` and `iss`. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.",
           parameters: [
             ['client_id', true],
             ['redirect_uri', true],
@@ -106,6 +127,11 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
             ['response_mode', false, 'query'],
             ['prompt', false, 'none is answered login_required'],
             ['login_hint', false, 'prefills the handle'],
+            [
+              'idp',
+              false,
+              "the client_id of an SSO credential of the client's organization enabled for the authorization server: skips the page and goes straight to that provider (a credential not offered answers the page with a message)",
+            ],
           ].map(([name, required, description]) => ({
             name: String(name),
             in: 'query',
@@ -133,20 +159,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       '/oauth2/authorize/login',
       async ({ request }) => {
         try {
-          const origin = request.headers.get('origin');
-          if (origin !== null && origin !== baseOrigin)
-            throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
-          const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-          if (type !== 'application/x-www-form-urlencoded')
-            throw AuthorizeErrors.INVALID_FORM('the form must be sent as application/x-www-form-urlencoded');
-          const body = new URLSearchParams(await request.text());
+          const body = await formOf(request);
           const form = { csrf_token: '', handle: '', password: '' };
-          for (const name of FORM_FIELDS) {
-            const all = body.getAll(name);
-            if (all.length !== 1 || !all[0])
-              throw AuthorizeErrors.INVALID_FORM(`${name} must be given once and not be empty`);
-            form[name] = all[0];
-          }
+          for (const name of FORM_FIELDS) form[name] = singleField(body, name);
           if (form.handle.length > 320 || form.password.length > 1024)
             throw AuthorizeErrors.INVALID_FORM(
               'handle must be at most 320 and password at most 1024 characters',
@@ -195,6 +210,93 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
               description: 'An HTML error page: the form did not come from the browser that opened the login',
             },
             429: { description: 'The page again: too many attempts' },
+          },
+          tags: TAGS,
+          security: [],
+        },
+      },
+    )
+    .post(
+      '/oauth2/authorize/sso',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', credential: '' };
+          for (const name of SSO_FIELDS) form[name] = singleField(body, name);
+          if (form.credential.length > 512)
+            throw AuthorizeErrors.INVALID_FORM('credential must be at most 512 characters');
+          const sent = cookieOf(request, cookieName);
+          return render(
+            await deps.login.choose({ csrfToken: form.csrf_token, credential: form.credential }, sent),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      {
+        parse: 'none',
+        detail: {
+          requestBody: {
+            required: true,
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: {
+                  type: 'object',
+                  required: ['csrf_token', 'credential'],
+                  properties: {
+                    csrf_token: { type: 'string', description: 'From the page: names the login' },
+                    credential: {
+                      type: 'string',
+                      maxLength: 512,
+                      description: 'The client_id of the SSO credential the button names',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          operationId: 'PostOauth2AuthorizeSso',
+          summary: 'A single sign-on button of the hosted login',
+          description:
+            "Posted by a button of the page of GET /oauth2/authorize (one per SSO credential of the client's organization with `enable_in_service_oidc_authz_server`), form-encoded, with the same CSRF defence as the password form (the login's `csrf_token` bound to the browser cookie, and the Origin). Redirects (303) to the provider with its own state, nonce and PKCE S256, bound to this login; the provider returns to GET /oauth2/authorize/sso/callback. A credential that is not enabled, or not the organization's, answers the page again (400) with a message.",
+          responses: {
+            303: { description: "The provider's authorization URL" },
+            400: {
+              description:
+                'The page again (the credential is not offered, or the provider is unreachable), or an HTML error page',
+            },
+            403: {
+              description: 'An HTML error page: the form did not come from the browser that opened the login',
+            },
+          },
+          tags: TAGS,
+          security: [],
+        },
+      },
+    )
+    .get(
+      '/oauth2/authorize/sso/callback',
+      async ({ request }) => {
+        try {
+          const sent = cookieOf(request, cookieName);
+          const params = new URL(request.url).searchParams;
+          return render(await deps.login.callback(params, sent, deps.readContext(request)));
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      {
+        detail: {
+          operationId: 'GetOauth2AuthorizeSsoCallback',
+          summary: "The providers' redirect back into the hosted login",
+          description:
+            'Register `{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback` at the provider (besides `/sso/oidc/callback` for SSO sign-in). Burns the provider state (single-use), exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to, only from the browser that opened it: the token_minted hook runs as the ID token is minted (`authenticated_methods` ["oidc"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook\'s refusal) answers the page again (400) with a message and a fresh login; an unknown or replayed state is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person.',
+          responses: {
+            303: { description: 'Back to the client with the code, or access_denied' },
+            400: {
+              description: 'The page again with a message, or an HTML error page (unknown, used or expired)',
+            },
+            403: { description: 'An HTML error page: another browser than the one that opened the login' },
           },
           tags: TAGS,
           security: [],

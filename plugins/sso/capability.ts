@@ -11,6 +11,15 @@ export function createSsoCredentials(
   providers: Map<string, SsoProvider>,
 ): SsoCredentials {
   return {
+    async list(orgId) {
+      const rows = await store.list(orgId);
+      return rows.map((row) => ({
+        provider: row.provider,
+        clientId: row.clientId,
+        label: row.label,
+        enableInServiceOidcAuthzServer: row.enableInAuthzServer,
+      }));
+    },
     async open(orgId, clientId) {
       const row = await store.find(orgId, clientId);
       const provider = row && providers.get(row.provider);

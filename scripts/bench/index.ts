@@ -34,7 +34,7 @@ const sections: Record<string, () => Promise<string>> = {
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
   hook: () => benchHook({ n: 3000 }),
   'oauth2-refresh': () => benchOAuth2Refresh({ seconds: 3, inflight: 16, databaseUrl }),
-  'oauth2-code': () => benchOAuth2Code({ seconds: 3, inflight: 8, databaseUrl }),
+  'oauth2-code': () => benchOAuth2Code({ seconds: 3, inflight: 8, databaseUrl, lastSteps: 100 }),
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
   ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
   oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64 }),

@@ -18,7 +18,8 @@ import { password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
 import { tokens } from '../../plugins/tokens/index.ts';
 import { rate } from './attributes.ts';
-import { fmtMs, fmtRate, row, type Summary } from './stats.ts';
+import { measureHostedLogin } from './hosted-login-callback.ts';
+import { fmtMs, fmtRate, percentile, row, type Summary } from './stats.ts';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const PASSWORD = 'correct horse battery staple';
@@ -220,6 +221,8 @@ export async function benchOAuth2Code(o: {
   seconds: number;
   inflight: number;
   databaseUrl?: string;
+  /** Sign-ins for the last step's own time, SSO beside password. */
+  lastSteps?: number;
 }): Promise<string> {
   const lines: string[] = [];
   for (const [what, env] of [
@@ -241,5 +244,27 @@ export async function benchOAuth2Code(o: {
     row(['authorization_code round trips', 'round trips/s', 'p50 ms', 'p99 ms']),
     row(['---', '---', '---', '---']),
     ...lines,
+    ...(o.lastSteps ? await lastStepTable(o.lastSteps) : []),
   ].join('\n');
+}
+
+/** The hosted login's last step, one at a time: the SSO callback's own time beside the password form's. */
+async function lastStepTable(n: number): Promise<string[]> {
+  const m = await measureHostedLogin(n);
+  const cheap = await measureHostedLogin(n, { env: CHEAP_ARGON2, sso: false });
+  const cells = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return [fmtMs(percentile(sorted, 50)), fmtMs(percentile(sorted, 99))];
+  };
+  return [
+    '',
+    `The hosted login's last step (PGlite, over a loopback port, one at a time, ${n} each): the SSO callback (GET /oauth2/authorize/sso/callback after a button, against oidc-provider on loopback; half the sign-ins create the person) burns the provider state, exchanges the code, verifies the ID token, finds or creates the person, finishes the login, mints the ID token (hook point, TokenMinted_v1) and stores the code; "own" is its wall time less the provider's time answering its token and JWKS requests. The password form (POST /oauth2/authorize/login) does the same from the argon2id check on, at the default and the cheapest cost. ${load()}`,
+    '',
+    row(['hosted login, last step', 'p50 ms', 'p99 ms']),
+    row(['---', '---', '---']),
+    row(['SSO callback, own time', ...cells(m.ssoOwn)]),
+    row(['SSO callback, with the provider', ...cells(m.ssoTotal)]),
+    row(['password form (argon2id m=19 MiB t=2)', ...cells(m.password)]),
+    row(['password form (argon2id m=1 MiB t=1)', ...cells(cheap.password)]),
+  ];
 }

@@ -44,11 +44,12 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
     },
 
     async find(loginId: string): Promise<FoundLogin> {
-      const [row] = await storage.db
-        .select()
-        .from(t)
-        .where(eq(t.loginHash, await digest(loginId)))
-        .limit(1);
+      return this.findHashed(await digest(loginId));
+    },
+
+    /** The login of this digest of its ID (what an SSO sign-in is bound to). */
+    async findHashed(loginHash: string): Promise<FoundLogin> {
+      const [row] = await storage.db.select().from(t).where(eq(t.loginHash, loginHash)).limit(1);
       if (!row) return { kind: 'unknown' };
       if (row.usedAt !== null) return { kind: 'used' };
       if (row.expiresAt <= clock.now()) return { kind: 'expired' };
@@ -69,10 +70,15 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
 
     /** Marks the login finished; false when another submission finished it first. */
     async finish(loginId: string): Promise<boolean> {
+      return this.finishHashed(await digest(loginId));
+    },
+
+    /** `finish` by the digest of the login's ID. */
+    async finishHashed(loginHash: string): Promise<boolean> {
       const rows = await storage.db
         .update(t)
         .set({ usedAt: clock.now() })
-        .where(and(eq(t.loginHash, await digest(loginId)), isNull(t.usedAt)))
+        .where(and(eq(t.loginHash, loginHash), isNull(t.usedAt)))
         .returning({ h: t.loginHash });
       return rows.length === 1;
     },

@@ -11,7 +11,7 @@ import type { SsoProfile, SsoProvider } from '../../../core/sso/define-provider.
 import { SsoSignInErrors } from './errors.ts';
 import { isSecureUrl } from './loopback.ts';
 import { type ProviderClient, ProviderFailure } from './provider-client.ts';
-import type { SignInStore } from './store.ts';
+import type { PendingSignIn, SignInStore } from './store.ts';
 
 export interface FlowDeps {
   credentials: SsoCredentials;
@@ -25,8 +25,15 @@ export interface FlowDeps {
   callbackUrl: string;
 }
 
+/** What the callback's common part found: the person, or why not (already reported). */
+export type Completed =
+  | { ok: true; pending: PendingSignIn; person: PersonRecord; profile: SsoProfile; provider: string }
+  | { ok: false; pending: PendingSignIn; failure: SignInFailure }
+  /** No sign-in of this kind was started with this state. */
+  | { ok: false; pending?: undefined; failure?: undefined };
+
 /** A failed sign-in the application hears of (`error` in the fragment) and the organization's events record. */
-class SignInFailure extends Error {
+export class SignInFailure extends Error {
   constructor(
     readonly reason: string,
     readonly error: 'access_denied' | 'server_error' | 'invalid_request',
@@ -75,7 +82,37 @@ export function createSignInFlow(deps: FlowDeps) {
     return { context, secret: p.clientSecret ? await p.clientSecret(context) : c.clientSecret };
   }
 
-  /** GET /sso/oidc/start: the provider's authorization URL, after recording state, nonce and verifier. */
+  /** The provider's authorization URL, after recording state, nonce and verifier with `record`. */
+  async function begin(
+    orgId: string,
+    clientId: string,
+    record: Pick<PendingSignIn, 'redirectUri' | 'appState' | 'binding' | 'callbackUrl'>,
+  ) {
+    const { credential, provider, options } = await opened(orgId, clientId);
+    const server = await client.serverOf(provider, options, clock.now()).catch((e) => {
+      throw SsoSignInErrors.PROVIDER_ERROR(e instanceof Error ? e.message : String(e));
+    });
+    const state = oauth.generateRandomState();
+    const nonce = oauth.generateRandomNonce();
+    const codeVerifier = provider.pkce ? oauth.generateRandomCodeVerifier() : '';
+    await store.put(state, { orgId, clientId: credential.clientId, nonce, codeVerifier, ...record });
+    const url = new URL(server.as.authorization_endpoint ?? '');
+    const p = url.searchParams;
+    p.set('response_type', 'code');
+    p.set('client_id', credential.clientId);
+    p.set('redirect_uri', record.callbackUrl ?? deps.callbackUrl);
+    p.set('scope', credential.effectiveScopes.join(' '));
+    p.set('state', state);
+    if (server.oidc) p.set('nonce', nonce);
+    if (codeVerifier) {
+      p.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
+      p.set('code_challenge_method', 'S256');
+    }
+    for (const [k, x] of Object.entries(provider.authorizationParams?.(options) ?? {})) p.set(k, x);
+    return url.toString();
+  }
+
+  /** GET /sso/oidc/start: the provider's authorization URL for the application's sign-in. */
   async function start(
     orgId: string,
     q: { client_id: string; redirect_uri: string; state?: string | undefined },
@@ -88,53 +125,33 @@ export function createSignInFlow(deps: FlowDeps) {
       throw SsoSignInErrors.INVALID_REDIRECT_URI(
         "redirect_uri is not one of the organization's sso redirect URIs (exact match)",
       );
-    const { credential, provider, options } = await opened(orgId, q.client_id);
-    const server = await client.serverOf(provider, options, clock.now()).catch((e) => {
-      throw SsoSignInErrors.PROVIDER_ERROR(e instanceof Error ? e.message : String(e));
-    });
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const codeVerifier = provider.pkce ? oauth.generateRandomCodeVerifier() : '';
-    await store.put(state, {
-      orgId,
-      clientId: credential.clientId,
-      redirectUri: q.redirect_uri,
-      nonce,
-      codeVerifier,
-      appState: q.state ?? '',
-    });
-    const url = new URL(server.as.authorization_endpoint ?? '');
-    const p = url.searchParams;
-    p.set('response_type', 'code');
-    p.set('client_id', credential.clientId);
-    p.set('redirect_uri', deps.callbackUrl);
-    p.set('scope', credential.effectiveScopes.join(' '));
-    p.set('state', state);
-    if (server.oidc) p.set('nonce', nonce);
-    if (codeVerifier) {
-      p.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
-      p.set('code_challenge_method', 'S256');
-    }
-    for (const [k, x] of Object.entries(provider.authorizationParams?.(options) ?? {})) p.set(k, x);
-    return url.toString();
+    return begin(orgId, q.client_id, { redirectUri: q.redirect_uri, appState: q.state ?? '' });
   }
 
   async function authenticate(
     orgId: string,
     state: string,
-    pending: { clientId: string; nonce: string; codeVerifier: string },
+    pending: PendingSignIn,
     params: URLSearchParams,
+    bound: boolean,
   ) {
     const { credential, provider, options } = await opened(orgId, pending.clientId).catch((e) => {
       throw new SignInFailure('provider_error', 'server_error', e instanceof Error ? e.message : String(e));
     });
+    // The organization may have turned the flag off while the person was at the provider.
+    if (bound && !credential.enableInServiceOidcAuthzServer)
+      throw new SignInFailure(
+        'not_enabled',
+        'access_denied',
+        'this credential is no longer enabled for the authorization server',
+      );
     try {
       const server = await client.serverOf(provider, options, clock.now());
       const { context, secret } = await secretOf(provider, credential, options);
       const tokens = await client.exchange(server, {
         clientId: credential.clientId,
         clientSecret: secret,
-        callbackUrl: deps.callbackUrl,
+        callbackUrl: pending.callbackUrl ?? deps.callbackUrl,
         params,
         state,
         nonce: pending.nonce,
@@ -154,7 +171,7 @@ export function createSignInFlow(deps: FlowDeps) {
           : undefined;
       if (!profile)
         throw new ProviderFailure('provider_error', `${provider.id} gave no ID token and has no profile`);
-      return profile;
+      return { profile, provider: provider.id };
     } catch (e) {
       if (e instanceof ProviderFailure)
         throw new SignInFailure(
@@ -203,28 +220,30 @@ export function createSignInFlow(deps: FlowDeps) {
     }
   }
 
-  /** GET /sso/oidc/callback: where the browser goes next (the application's redirect URI), or an error. */
-  async function callback(params: URLSearchParams, rc: RequestContext): Promise<string> {
+  /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
+  const reportFailure = (orgId: string, f: SignInFailure, rc: RequestContext) =>
+    events.publish(orgId, 'AuthenticationFailed_v1', {
+      analytics_metadata: analyticsMetadata(rc.analytics),
+      browser_metadata: rc.browser,
+      ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
+      failed_authn_method: 'oidc',
+      failure_reason: f.reason,
+      failure_detail: f.message,
+    });
+
+  /**
+   * The callback's common part: burns the state (of a bound sign-in or not, as `bound` says), verifies
+   * the provider's answer and finds or creates the person. A failure is reported before it is returned.
+   */
+  async function complete(params: URLSearchParams, rc: RequestContext, bound: boolean): Promise<Completed> {
     const state = params.get('state') ?? '';
-    const burnt = state ? await store.burn(state) : ({ kind: 'unknown' } as const);
-    if (burnt.kind === 'unknown')
-      throw SsoSignInErrors.INVALID_STATE('state: no sign-in was started with this state');
+    const burnt = state ? await store.burn(state, bound) : ({ kind: 'unknown' } as const);
+    if (burnt.kind === 'unknown') return { ok: false };
     const { pending } = burnt;
     const orgId = pending.orgId;
-    const failed = async (f: SignInFailure) => {
-      await events.publish(orgId, 'AuthenticationFailed_v1', {
-        analytics_metadata: analyticsMetadata(rc.analytics),
-        browser_metadata: rc.browser,
-        ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
-        failed_authn_method: 'oidc',
-        failure_reason: f.reason,
-        failure_detail: f.message,
-      });
-      return withFragment(pending.redirectUri, {
-        error: f.error,
-        error_description: f.message,
-        state: pending.appState,
-      });
+    const failed = async (failure: SignInFailure): Promise<Completed> => {
+      await reportFailure(orgId, failure, rc);
+      return { ok: false, pending, failure };
     };
     if (burnt.kind !== 'fresh')
       return failed(
@@ -234,42 +253,54 @@ export function createSignInFlow(deps: FlowDeps) {
           `the state was ${burnt.kind === 'replayed' ? 'already used' : 'used too late'}`,
         ),
       );
-    let person: PersonRecord;
-    let issued: IssuedToken;
     try {
-      const profile = await authenticate(orgId, state, pending, params);
-      person = await personFor(orgId, profile, rc);
+      const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
+      const person = await personFor(orgId, profile, rc);
       if (!person.active)
         throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person);
-      issued = await deps.issuer
-        .issue({
-          orgId,
-          personId: person.personId,
-          methods: ['oidc'],
-          issuer: 'authentication',
-          authentications: [
-            {
-              handle: { type: 'email_address', value: profile.email ?? '' },
-              method: 'oidc',
-              timestamp: new Date(clock.now()).toISOString(),
-            },
-          ],
-          request: rc.analytics,
-        })
-        .catch((e) => {
-          const blocked = e instanceof ServiceError && e.status === 403;
-          throw new SignInFailure(
-            blocked ? 'token_blocked' : 'token_not_issued',
-            blocked ? 'access_denied' : 'server_error',
-            e instanceof Error ? e.message : 'the token could not be issued',
-            person,
-          );
-        });
+      return { ok: true, pending, person, profile, provider };
     } catch (e) {
       if (e instanceof SignInFailure) return failed(e);
       return failed(
         new SignInFailure('sign_in_error', 'server_error', e instanceof Error ? e.message : String(e)),
       );
+    }
+  }
+
+  /** GET /sso/oidc/callback: where the browser goes next (the application's redirect URI), or an error. */
+  async function callback(params: URLSearchParams, rc: RequestContext): Promise<string> {
+    const done = await complete(params, rc, false);
+    if (!done.pending) throw SsoSignInErrors.INVALID_STATE('state: no sign-in was started with this state');
+    const { pending } = done;
+    const orgId = pending.orgId;
+    const back = (f: SignInFailure) =>
+      withFragment(pending.redirectUri, {
+        error: f.error,
+        error_description: f.message,
+        state: pending.appState,
+      });
+    if (!done.ok) return back(done.failure);
+    const { person, profile } = done;
+    let issued: IssuedToken;
+    try {
+      issued = await deps.issuer.issue({
+        orgId,
+        personId: person.personId,
+        methods: ['oidc'],
+        issuer: 'authentication',
+        authentications: [authenticationOf(profile)],
+        request: rc.analytics,
+      });
+    } catch (e) {
+      const blocked = e instanceof ServiceError && e.status === 403;
+      const f = new SignInFailure(
+        blocked ? 'token_blocked' : 'token_not_issued',
+        blocked ? 'access_denied' : 'server_error',
+        e instanceof Error ? e.message : 'the token could not be issued',
+        person,
+      );
+      await reportFailure(orgId, f, rc);
+      return back(f);
     }
     await events.publish(orgId, 'AuthenticationSucceeded_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
@@ -287,7 +318,13 @@ export function createSignInFlow(deps: FlowDeps) {
     });
   }
 
-  return { start, callback };
+  const authenticationOf = (profile: SsoProfile) => ({
+    handle: { type: 'email_address', value: profile.email ?? '' },
+    method: 'oidc',
+    timestamp: new Date(clock.now()).toISOString(),
+  });
+
+  return { begin, start, complete, callback, authenticationOf };
 }
 
 export type SignInFlow = ReturnType<typeof createSignInFlow>;

@@ -1,10 +1,12 @@
 import * as v from 'valibot';
 import { personDirectory } from '../../../core/capabilities/person-directory.ts';
+import { ssoAuthenticator } from '../../../core/capabilities/sso-authenticator.ts';
 import { ssoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import { tokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../../core/contract/settings.ts';
 import { requestContextReader } from '../../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../../core/plugin.ts';
+import { createSsoAuthenticator } from './authenticator.ts';
 import { createSignInFlow } from './flow.ts';
 import { migrations } from './migrations/index.ts';
 import { createProviderClient } from './provider-client.ts';
@@ -24,7 +26,8 @@ const settings = v.object({
 
 /**
  * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback and the
- * organization's allowed redirect URIs. Requires ssoCredentials (sso plugin), personDirectory (persons)
+ * organization's allowed redirect URIs; provides ssoAuthenticator, the same provider round trip for the
+ * hosted login of the authorization endpoint. Requires ssoCredentials (sso plugin), personDirectory (persons)
  * and tokenIssuer (tokens).
  *
  * @example defineService({ plugins: [persons(), tokens(), sso(), ssoSignIn()] })
@@ -38,21 +41,26 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
     migrations,
     settings,
     requires: { credentials: ssoCredentials, directory: personDirectory, issuer: tokenIssuer },
+    provides: { authenticator: ssoAuthenticator },
     emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { credentials, directory, issuer }) {
       const stateTtlMs = (ctx.settings.SSO_SIGNIN_STATE_TTL_SECONDS ?? ttl) * 1000;
       const store = createSignInStore({ storage: ctx.storage, clock: ctx.clock, stateTtlMs });
+      const client = createProviderClient();
       const flow = createSignInFlow({
         credentials,
         directory,
         issuer,
         store,
-        client: createProviderClient(),
+        client,
         events: ctx.events,
         clock: ctx.clock,
         callbackUrl: `${ctx.config.publicBaseUrl}/sso/oidc/callback`,
       });
-      return { routes: signInRoutes(ctx, { flow, store, readContext: requestContextReader(ctx.headers) }) };
+      return {
+        routes: signInRoutes(ctx, { flow, store, readContext: requestContextReader(ctx.headers) }),
+        provide: { authenticator: createSsoAuthenticator({ credentials, flow, client, clock: ctx.clock }) },
+      };
     },
   });
 };

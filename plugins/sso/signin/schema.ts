@@ -19,6 +19,14 @@ export const ssoSigninStates = pgTable(
     codeVerifier: text('code_verifier').notNull(),
     /** The application's own `state`, handed back with the result; empty when it sent none. */
     appState: text('app_state').notNull(),
+    /**
+     * What another sign-in surface bound this sign-in to (the hosted login's pending authorization
+     * request, as the digest of its ID), finished through the ssoAuthenticator capability; null for the
+     * application sign-in of GET /sso/oidc/start. A callback only takes states of its own kind.
+     */
+    binding: text('binding'),
+    /** The callback URL sent to the provider, for a bound sign-in (null: `/sso/oidc/callback`). */
+    callbackUrl: text('callback_url'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     /** When the callback burnt it (milliseconds since the epoch); null while unused. */

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt } from 'drizzle-orm';
 import { base64url, sha256 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
@@ -13,6 +13,10 @@ export interface PendingSignIn {
   /** Empty for a provider without PKCE. */
   codeVerifier: string;
   appState: string;
+  /** The binding of a sign-in started through the ssoAuthenticator capability; undefined for the application's. */
+  binding?: string;
+  /** The callback URL sent to the provider, for a bound sign-in. */
+  callbackUrl?: string;
 }
 
 /** What the callback finds for a state. */
@@ -36,6 +40,8 @@ export function createSignInStore(deps: { storage: Storage; clock: Clock; stateT
     nonce: row.nonce,
     codeVerifier: row.codeVerifier,
     appState: row.appState,
+    ...(row.binding !== null ? { binding: row.binding } : {}),
+    ...(row.callbackUrl !== null ? { callbackUrl: row.callbackUrl } : {}),
   });
 
   return {
@@ -49,18 +55,24 @@ export function createSignInStore(deps: { storage: Storage; clock: Clock; stateT
 
     /**
      * Burns the state: one statement marks it used only if nobody has, so of two callbacks with the same
-     * state exactly one gets `fresh`. A used state is `replayed`, a late one `expired`.
+     * state exactly one gets `fresh`. A used state is `replayed`, a late one `expired`. `bound` says
+     * which kind of sign-in the callback finishes: a state of the other kind is `unknown` and stays.
      */
-    async burn(state: string): Promise<Burnt> {
+    async burn(state: string, bound = false): Promise<Burnt> {
       const now = clock.now();
       const stateHash = await hashOf(state);
+      const kind = bound ? isNotNull(s.binding) : isNull(s.binding);
       const [row] = await storage.db
         .update(s)
         .set({ usedAt: now })
-        .where(and(eq(s.stateHash, stateHash), isNull(s.usedAt)))
+        .where(and(eq(s.stateHash, stateHash), isNull(s.usedAt), kind))
         .returning();
       if (row) return { kind: row.expiresAt > now ? 'fresh' : 'expired', pending: pendingOf(row) };
-      const [used] = await storage.db.select().from(s).where(eq(s.stateHash, stateHash)).limit(1);
+      const [used] = await storage.db
+        .select()
+        .from(s)
+        .where(and(eq(s.stateHash, stateHash), kind))
+        .limit(1);
       return used ? { kind: 'replayed', pending: pendingOf(used) } : { kind: 'unknown' };
     },
 

@@ -2,7 +2,7 @@ import { expect } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
-import { definePlugin } from '../../../core/plugin.ts';
+import { definePlugin, type ServiceDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
@@ -29,7 +29,16 @@ export interface MadeClient {
  * PUBLIC_BASE_URL, so an OAuth client library runs discovery against it. A hook probe sits on
  * beforeTokenIssued; every event published is kept.
  */
-export async function startAuthorizeService(o: { env?: Env; clock?: Clock; storage?: Storage } = {}) {
+export async function startAuthorizeService(
+  o: {
+    env?: Env;
+    clock?: Clock;
+    storage?: Storage;
+    plugins?: ServiceDefinition['plugins'];
+    /** Keep every event published (the bus is a work queue: false leaves them to a webhooks plugin). @default true */
+    recordEvents?: boolean;
+  } = {},
+) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const server = Bun.serve({
@@ -53,17 +62,20 @@ export async function startAuthorizeService(o: { env?: Env; clock?: Clock; stora
     }),
   });
   const t = await startTestService({
-    definition: { plugins: [...identityPlugins(), oauth2(), oauth2Authorize(), probe] },
+    definition: { plugins: [...identityPlugins(), oauth2(), oauth2Authorize(), probe, ...(o.plugins ?? [])] },
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
   });
   handle = t.service.fetchFrom;
   const events: ServiceEvent[] = [];
-  const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
-    events.push(m.payload);
-    return ack();
-  });
+  const sub =
+    o.recordEvents === false
+      ? undefined
+      : t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
+          events.push(m.payload);
+          return ack();
+        });
 
   /** Creates a client through POST /oauth2/clients: authorization_code and refresh_token by default. */
   async function createClient(body: Record<string, unknown> = {}, as: CallOptions = {}): Promise<MadeClient> {
@@ -98,7 +110,7 @@ export async function startAuthorizeService(o: { env?: Env; clock?: Clock; stora
     createClient,
     person: (as: CallOptions = {}) => createPerson(t, as),
     async stop() {
-      await sub.stop();
+      await sub?.stop();
       server.stop(true);
       await t.stop();
     },

@@ -1,0 +1,84 @@
+import { defineCapability } from '../contract/capabilities.ts';
+import type { RequestContext } from '../http/sign-in-context.ts';
+import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
+
+/** An SSO credential a sign-in page may offer: one button. */
+export interface SsoChoice {
+  /** The credential's client ID: what a page posts and what `idp` names. */
+  clientId: string;
+  /** The button's text: the credential's label, else the provider's display name. */
+  name: string;
+  provider: string;
+  /**
+   * The origin of the provider's authorization endpoint (from its cached discovery), for the page's
+   * CSP form-action; undefined when the provider cannot be reached now.
+   */
+  origin: string | undefined;
+}
+
+/** Why a provider sign-in could not begin. */
+export interface SsoStartRefusal {
+  ok: false;
+  /** `not_enabled`: no credential of the organization with that client ID is enabled for the authorization server. */
+  reason: 'not_enabled' | 'provider_error';
+  message: string;
+}
+
+/** What a provider's answer came to: the person (found or created), or why not (already reported). */
+export type SsoFinish =
+  | {
+      ok: true;
+      /** What `start` was given: the sign-in this answer finishes. */
+      binding: string;
+      orgId: string;
+      personId: string;
+      region: string;
+      /** The credential's provider id (`google`, or a generic OIDC provider's). */
+      provider: string;
+      authentication: TokenAuthentication;
+    }
+  | {
+      ok: false;
+      /** Undefined when the state names no sign-in started for a binding. */
+      binding: string | undefined;
+      orgId: string | undefined;
+      /**
+       * AuthenticationFailed_v1's failure_reason: `access_denied` (the person refused at the provider),
+       * `provider_error`, `bad_id_token`, `no_email`, `unverified_email`, `person_disabled`,
+       * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`.
+       */
+      reason: string;
+      message: string;
+    };
+
+/**
+ * Sign-in with an organization's SSO credentials for another sign-in surface (the hosted login of the
+ * authorization endpoint): the provider round trip of SSO sign-in (state, nonce, PKCE, the ID token's
+ * verification, find-or-create by verified email) bound to the caller's own pending request. Only
+ * credentials with `enable_in_service_oidc_authz_server` are offered or started. Failures publish
+ * AuthenticationFailed_v1 (method oidc); the caller issues the token and publishes
+ * AuthenticationSucceeded_v1 once it has one.
+ *
+ * @example
+ * const url = await sso.start(orgId, 'google-client-id', { binding: loginHash, callbackUrl });
+ * // ... the provider redirects the browser to callbackUrl ...
+ * const done = await sso.finish(new URL(request.url).searchParams, rc);
+ */
+export interface SsoAuthenticator {
+  /** The organization's credentials enabled for the authorization server, in creation order. */
+  choices(orgId: string): Promise<SsoChoice[]>;
+  /**
+   * The provider's authorization URL for a credential enabled for the authorization server, recording
+   * a single-use state bound to `binding`; the provider redirects to `callbackUrl` (registered there).
+   */
+  start(
+    orgId: string,
+    clientId: string,
+    bound: { binding: string; callbackUrl: string },
+  ): Promise<{ ok: true; url: string } | SsoStartRefusal>;
+  /** Finishes the sign-in the callback's parameters (`state`, `code` or `error`) answer; burns the state. */
+  finish(params: URLSearchParams, rc: RequestContext): Promise<SsoFinish>;
+}
+
+/** Provided by the sso-signin plugin. */
+export const ssoAuthenticator = defineCapability<SsoAuthenticator>('ssoAuthenticator');

@@ -1,0 +1,173 @@
+import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
+import type { SsoAuthenticator, SsoStartRefusal } from '../../core/capabilities/sso-authenticator.ts';
+import type { RequestContext } from '../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../core/ids.ts';
+import { AuthorizeErrors } from './errors.ts';
+import type { LoginAnswer, LoginPage, SignedIn } from './login.ts';
+import type { LoginPageInput } from './page.ts';
+import { digest } from './store/digest.ts';
+import type { LoginStore, PendingLogin } from './store/logins.ts';
+
+type Minted = { ok: true; idToken: string; authTime: number } | { ok: false; message: string };
+
+/** What the SSO part of the hosted login borrows from the login: its page, its redirect, mint and grant. */
+export interface SsoLoginDeps {
+  server: OAuth2Server;
+  logins: LoginStore;
+  authenticator: () => SsoAuthenticator | undefined;
+  /** PUBLIC_BASE_URL + /oauth2/authorize/sso/callback: registered at the providers. */
+  callbackUrl: string;
+  page: (
+    status: number,
+    login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
+  ) => Promise<LoginPage>;
+  answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
+  mint: (login: PendingLogin, client: OAuthClient, who: SignedIn, rc: RequestContext) => Promise<Minted>;
+  grant: (
+    login: PendingLogin,
+    client: OAuthClient,
+    who: SignedIn,
+    minted: Extract<Minted, { ok: true }>,
+    rc: RequestContext,
+  ) => Promise<LoginAnswer>;
+}
+
+/** What a person reads for a provider sign-in that failed, by AuthenticationFailed_v1's reason. */
+const MESSAGES: Record<string, string> = {
+  unverified_email:
+    'The provider does not say your email address is verified, so it cannot be linked to an account here.',
+  no_email: 'The provider gave no email address.',
+  replayed_state: 'This answer from the provider was already used. Start the sign-in again.',
+  expired_state: 'The sign-in at the provider took too long. Start it again.',
+  bad_id_token: 'The answer from the provider could not be verified.',
+  provider_error: 'The provider could not complete the sign-in.',
+  person_disabled: 'This account is disabled.',
+  not_enabled: 'This sign-in provider is no longer offered here.',
+};
+
+/**
+ * SSO inside the hosted login: a button (or `idp`) starts the provider sign-in bound to the pending
+ * login (the digest of its ID), and the provider's answer finishes that login only, from the browser
+ * that opened it. A failed answer burns the login and opens a fresh one for the same authorization
+ * request, so the page shows again with a new CSRF token and the message.
+ */
+export function createSsoLogin(deps: SsoLoginDeps) {
+  const { logins } = deps;
+
+  /** The provider's URL for a login and credential, or why not. */
+  async function begin(
+    orgId: string,
+    loginId: string,
+    credential: string,
+  ): Promise<{ ok: true; url: string } | SsoStartRefusal> {
+    const authenticator = deps.authenticator();
+    if (!authenticator)
+      return { ok: false, reason: 'not_enabled', message: 'single sign-on is not offered here' };
+    return authenticator.start(orgId, credential, {
+      binding: await digest(loginId),
+      callbackUrl: deps.callbackUrl,
+    });
+  }
+
+  /** The open login of this digest, sent by the browser that opened it; else an error page. */
+  async function openLogin(loginHash: string, browserHash: string | undefined) {
+    const found = await logins.findHashed(loginHash);
+    if (found.kind !== 'open')
+      throw AuthorizeErrors.LOGIN_NOT_FOUND(
+        found.kind === 'expired'
+          ? 'this sign-in took too long and has expired'
+          : found.kind === 'used'
+            ? 'this sign-in has already been completed'
+            : 'this sign-in was never started here',
+      );
+    if (browserHash === undefined || browserHash !== found.browserHash)
+      throw AuthorizeErrors.LOGIN_FORBIDDEN(
+        'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
+      );
+    return found.login;
+  }
+
+  /** The client of a login, or the redirect that says it was removed meanwhile. */
+  async function clientOf(login: PendingLogin): Promise<OAuthClient | LoginAnswer> {
+    const client = await deps.server.client(login.clientId);
+    if (client && client.orgId === login.orgId) return client;
+    return deps.answer(login.redirectUri, {
+      error: 'unauthorized_client',
+      error_description: 'the client was removed during the sign-in',
+      state: login.state,
+    });
+  }
+
+  /** The page again for the same authorization request: a fresh login (the old one is burnt). */
+  async function again(login: PendingLogin, client: OAuthClient, browser: string, error: string) {
+    const loginId = randomSecret('');
+    await logins.open(loginId, browser, login);
+    return deps.page(400, login, { clientName: client.name, csrfToken: loginId, error });
+  }
+
+  return {
+    begin,
+
+    /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */
+    async choose(
+      form: { csrfToken: string; credential: string },
+      browser: string | undefined,
+    ): Promise<LoginAnswer> {
+      const login = await openLogin(await digest(form.csrfToken), browser && (await digest(browser)));
+      const client = await clientOf(login);
+      if (!('clientId' in client)) return client;
+      const started = await begin(login.orgId, form.csrfToken, form.credential);
+      if (started.ok) return { kind: 'redirect', location: started.url };
+      return deps.page(400, login, {
+        clientName: client.name,
+        csrfToken: form.csrfToken,
+        error:
+          started.reason === 'not_enabled'
+            ? 'This sign-in provider is not offered here.'
+            : `The sign-in provider cannot be reached now: ${started.message}`,
+      });
+    },
+
+    /** GET /oauth2/authorize/sso/callback: the provider's answer finishes the login it was bound to. */
+    async callback(params: URLSearchParams, browser: string | undefined, rc: RequestContext) {
+      const authenticator = deps.authenticator();
+      if (!authenticator) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
+      const done = await authenticator.finish(params, rc);
+      if (done.binding === undefined)
+        throw AuthorizeErrors.LOGIN_NOT_FOUND(
+          'state: no sign-in with a provider was started here with this state',
+        );
+      if (!done.ok && done.reason === 'replayed_state')
+        throw AuthorizeErrors.LOGIN_NOT_FOUND(
+          'this answer from the provider was already used; start the sign-in again from the application',
+        );
+      const loginHash = done.binding;
+      const login = await openLogin(loginHash, browser && (await digest(browser)));
+      const client = await clientOf(login);
+      if (!('clientId' in client)) return client;
+      // One answer finishes a login; a second (another tab's) finds it used.
+      if (!(await logins.finishHashed(loginHash)))
+        throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in has already been completed');
+      if (!done.ok) {
+        // The person said no at the provider: the client hears it, as RFC 6749 §4.1.2.1 says.
+        if (done.reason === 'access_denied')
+          return deps.answer(login.redirectUri, {
+            error: 'access_denied',
+            error_description: 'the person did not allow the sign-in at the provider',
+            state: login.state,
+          });
+        return again(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
+      }
+      const who: SignedIn = {
+        personId: done.personId,
+        method: 'oidc',
+        authentication: done.authentication,
+        idp: done.provider,
+      };
+      const minted = await deps.mint(login, client, who, rc);
+      if (!minted.ok) return again(login, client, browser ?? '', minted.message);
+      return deps.grant(login, client, who, minted, rc);
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import * as v from 'valibot';
+import type { SsoAuthenticator, SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
+import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { SignInFlow } from './flow.ts';
+import type { ProviderClient } from './provider-client.ts';
+
+const describe = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The ssoAuthenticator capability: the sign-in flow's provider round trip, bound to another surface's
+ * pending request and limited to the credentials enabled for the service's authorization server.
+ */
+export function createSsoAuthenticator(deps: {
+  credentials: SsoCredentials;
+  flow: SignInFlow;
+  client: ProviderClient;
+  clock: Clock;
+}): SsoAuthenticator {
+  const { credentials, flow, client, clock } = deps;
+
+  /** The origin of the provider's authorization endpoint, from its (cached) discovery. */
+  async function originOf(orgId: string, clientId: string): Promise<string | undefined> {
+    const credential = await credentials.open(orgId, clientId);
+    const provider = credential && credentials.provider(credential.provider);
+    if (!credential || !provider) return undefined;
+    const options = v.safeParse(provider.options, credential.options);
+    if (!options.success) return undefined;
+    const server = await client.serverOf(provider, options.output, clock.now()).catch(() => undefined);
+    const endpoint = server?.as.authorization_endpoint;
+    return endpoint ? new URL(endpoint).origin : undefined;
+  }
+
+  return {
+    async choices(orgId) {
+      const listed = await credentials.list(orgId);
+      const enabled = listed.filter((c) => c.enableInServiceOidcAuthzServer);
+      return Promise.all(
+        enabled.flatMap((c): Promise<SsoChoice>[] => {
+          const provider = credentials.provider(c.provider);
+          if (!provider) return [];
+          return [
+            originOf(orgId, c.clientId).then((origin) => ({
+              clientId: c.clientId,
+              name: c.label || provider.displayName,
+              provider: c.provider,
+              origin,
+            })),
+          ];
+        }),
+      );
+    },
+
+    async start(orgId, clientId, bound) {
+      const credential = await credentials.open(orgId, clientId);
+      if (!credential?.enableInServiceOidcAuthzServer || !credentials.provider(credential.provider))
+        return {
+          ok: false,
+          reason: 'not_enabled',
+          message: `no SSO credential ${clientId} of this organization is enabled for this sign-in`,
+        };
+      try {
+        const url = await flow.begin(orgId, clientId, {
+          redirectUri: bound.callbackUrl,
+          appState: '',
+          binding: bound.binding,
+          callbackUrl: bound.callbackUrl,
+        });
+        return { ok: true, url };
+      } catch (e) {
+        return { ok: false, reason: 'provider_error', message: describe(e) };
+      }
+    },
+
+    async finish(params, rc) {
+      const done = await flow.complete(params, rc, true);
+      if (!done.pending)
+        return {
+          ok: false,
+          binding: undefined,
+          orgId: undefined,
+          reason: 'unknown_state',
+          message: 'no sign-in was started here with this state',
+        };
+      const binding = done.pending.binding ?? '';
+      if (!done.ok)
+        return {
+          ok: false,
+          binding,
+          orgId: done.pending.orgId,
+          reason: done.failure.reason,
+          message: done.failure.message,
+        };
+      return {
+        ok: true,
+        binding,
+        orgId: done.pending.orgId,
+        personId: done.person.personId,
+        region: done.person.region,
+        provider: done.provider,
+        authentication: flow.authenticationOf(done.profile),
+      };
+    },
+  };
+}

@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { ServiceError } from '../../../core/errors.ts';
+import type { ServiceEvent } from '../../../core/events/types.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import { openLogin } from './fixture.ts';
+import { CREDENTIALS, opClient, type SsoLogin, startSsoLogin } from './sso-fixture.ts';
+
+/**
+ * SSO inside the hosted login by HTTP, as a browser would go: which buttons the page offers, the
+ * refused starts, and every way the provider's answer can fail, against a real OpenID provider
+ * (oidc-provider on loopback) and the application's side in oauth4webapi.
+ */
+let f: SsoLogin;
+let other: { orgId: string; key: string };
+
+beforeAll(async () => {
+  f = await startSsoLogin();
+  const off = await f.s.call('POST', CREDENTIALS, {
+    body: {
+      provider: 'acme',
+      client_id: 'acme-off',
+      client_secret: 'another-secret',
+      label: 'Acme Off',
+      options: { acme: { issuer: f.op.issuer } },
+    },
+  });
+  await expectStatus(off, 201);
+  expect(off.json.result.enable_in_service_oidc_authz_server).toBe(false);
+  const { organization, apiKey } = await f.s.service.ctx.orgs.create('Other');
+  other = { orgId: organization.id, key: apiKey };
+  const elsewhere = await f.s.call('POST', CREDENTIALS, {
+    orgId: other.orgId,
+    key: other.key,
+    body: {
+      provider: 'acme',
+      client_id: 'acme-other',
+      client_secret: 'a-third-secret',
+      label: 'Other Org',
+      enable_in_service_oidc_authz_server: true,
+      options: { acme: { issuer: f.op.issuer } },
+    },
+  });
+  await expectStatus(elsewhere, 201);
+});
+afterAll(async () => {
+  await f?.stop();
+});
+
+const verified = (name: string) => ({
+  sub: `${name}-at-acme`,
+  email: `${name}@acme.example`,
+  email_verified: true,
+});
+
+/** The events of this name (waiting up to 5 s for one that `match` accepts). */
+async function eventWhere(name: string, match: (e: ServiceEvent) => boolean) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const found = (await f.s.eventsNamed(name)).find(match);
+    if (found || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+const failedWith = (reason: string) =>
+  eventWhere(
+    'AuthenticationFailed_v1',
+    (e) => e.failure_reason === reason && e.failed_authn_method === 'oidc',
+  );
+
+const buttons = (html: string) =>
+  [...html.matchAll(/<button type="submit">Sign in with ([^<]+)<\/button>/g)].map((m) => m[1]);
+const messageOf = (html: string) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+
+describe('which SSO buttons the hosted login offers', () => {
+  it("shows one button per credential of the client's organization enabled for the authorization server", async () => {
+    const opened = await openLogin((await f.begin()).url);
+    expect(buttons(opened.html)).toEqual(['Acme Staff']);
+    // The button posts to the service, with the login's CSRF token.
+    expect(opened.html).toContain(`action="${f.s.url}/oauth2/authorize/sso"`);
+    expect(opened.page.headers.get('content-security-policy')).toContain(`form-action 'self'`);
+    expect(opened.page.headers.get('content-security-policy')).toContain(f.op.issuer);
+  });
+
+  it('refuses a hand-made start of a credential with the flag off or of another organization', async () => {
+    for (const credential of ['acme-off', 'acme-other', 'no-such-credential']) {
+      const opened = await openLogin((await f.begin()).url);
+      const res = await f.pressButton(opened, credential);
+      const html = await res.clone().text();
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe('This sign-in provider is not offered here.');
+    }
+  });
+
+  it('removes the button at once when the flag is turned off, and refuses its start', async () => {
+    const path = `${CREDENTIALS}/${opClient.clientId}`;
+    const opened = await openLogin((await f.begin()).url);
+    await expectStatus(
+      await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: false } }),
+      200,
+    );
+    try {
+      expect(buttons((await openLogin((await f.begin()).url)).html)).toEqual([]);
+      // The page opened before the change still shows the button: pressing it is refused.
+      const res = await f.pressButton(opened);
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      const direct = await fetch((await f.begin({ idp: opClient.clientId })).url, { redirect: 'manual' });
+      await expectStatus(direct, 400);
+      expect(messageOf(await direct.text())).toContain('named by idp is not available');
+    } finally {
+      await expectStatus(
+        await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: true } }),
+        200,
+      );
+    }
+  });
+
+  it('refuses the provider answer of a credential whose flag was turned off meanwhile', async () => {
+    const path = `${CREDENTIALS}/${opClient.clientId}`;
+    f.op.state.decision = verified('jo');
+    const opened = await openLogin((await f.begin()).url);
+    const pressed = await f.pressButton(opened);
+    await expectStatus(pressed, 303);
+    const back = await f.atProvider(pressed.headers.get('location')!);
+    await expectStatus(
+      await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: false } }),
+      200,
+    );
+    try {
+      const res = await f.callBack(back, opened.cookie);
+      const html = await res.text();
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe('This sign-in provider is no longer offered here.');
+      expect(await failedWith('not_enabled')).toBeDefined();
+    } finally {
+      await expectStatus(
+        await f.s.call('PATCH', path, { body: { enable_in_service_oidc_authz_server: true } }),
+        200,
+      );
+    }
+  }, 60_000);
+
+  it('answers the page with a message, never a redirect, for idp naming a credential not offered', async () => {
+    for (const idp of ['acme-off', 'acme-other']) {
+      const res = await fetch((await f.begin({ idp })).url, { redirect: 'manual' });
+      const html = await res.text();
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe(
+        `The sign-in provider &quot;${idp}&quot; named by idp is not available for Acme App.`,
+      );
+      expect(buttons(html)).toEqual(['Acme Staff']);
+    }
+  });
+
+  it('goes straight to the provider for idp naming an offered credential', async () => {
+    const res = await fetch((await f.begin({ idp: opClient.clientId })).url, { redirect: 'manual' });
+    await expectStatus(res, 303);
+    const location = new URL(res.headers.get('location')!);
+    expect(location.origin).toBe(f.op.issuer);
+    expect(location.searchParams.get('redirect_uri')).toBe(f.callbackUrl);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(res.headers.get('set-cookie')).toContain('oauth2_browser=');
+  });
+});
+
+describe('the provider round trip in the hosted login', () => {
+  it('creates the person on the first sign-in and reuses it on the second, with the events', async () => {
+    f.op.state.decision = verified('cleo');
+    const subs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const a = await f.begin();
+      const { res } = await f.signIn(a);
+      await expectStatus(res, 303);
+      const { claims } = await f.redeem(a, new URL(res.headers.get('location')!));
+      subs.push(claims.sub);
+    }
+    expect(subs[1]).toBe(subs[0]!);
+    const created = (await f.s.eventsNamed('PersonCreated_v1')).filter((e) => e.person_id === subs[0]);
+    expect(created).toHaveLength(1);
+    const succeeded = await eventWhere('AuthenticationSucceeded_v1', (e) => e.person_id === subs[0]);
+    expect(succeeded).toMatchObject({ success_authn_method: 'oidc', authenticated_methods: ['oidc'] });
+    expect(succeeded).not.toHaveProperty('handle');
+    const minted = await eventWhere('TokenMinted_v1', (e) => e.person_id === subs[0]);
+    expect(minted).toBeDefined();
+  }, 60_000);
+
+  it('keeps the client state, nonce, PKCE, scopes and redirect_uri across the provider', async () => {
+    f.op.state.decision = verified('dora');
+    const a = await f.begin({ scope: 'openid read' });
+    const { res } = await f.signIn(a);
+    await expectStatus(res, 303);
+    const callback = new URL(res.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(f.redirectUri);
+    expect(callback.searchParams.get('state')).toBe(a.state);
+    const { tokens, claims } = await f.redeem(a, callback);
+    expect(tokens.scope).toBe('openid read');
+    expect(claims.nonce).toBe(a.nonce);
+  }, 60_000);
+
+  it('sends access_denied to the client when the person refuses at the provider', async () => {
+    f.op.state.decision = 'deny';
+    const a = await f.begin();
+    const { res } = await f.signIn(a);
+    await expectStatus(res, 303);
+    const callback = new URL(res.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(f.redirectUri);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe(a.state);
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(await failedWith('access_denied')).toBeDefined();
+  }, 60_000);
+
+  it('finishes nothing for a replayed provider callback', async () => {
+    f.op.state.decision = verified('eve');
+    const a = await f.begin();
+    const first = await f.signIn(a);
+    await expectStatus(first.res, 303);
+    const again = await f.callBack(first.back, first.cookie);
+    const html = await again.text();
+    await expectStatus(again, 400);
+    expect(again.headers.get('location')).toBeNull();
+    expect(html).toContain('this answer from the provider was already used');
+    expect(await failedWith('replayed_state')).toBeDefined();
+  }, 60_000);
+
+  it('shows the page again with a message for a wrong nonce, and the new page still signs in', async () => {
+    f.op.state.decision = verified('finn');
+    f.op.wrongNonce();
+    const a = await f.begin();
+    const { res, html, cookie } = await f.signIn(a);
+    await expectStatus(res, 400);
+    expect(messageOf(html)).toBe('The answer from the provider could not be verified.');
+    expect(await failedWith('bad_id_token')).toBeDefined();
+    // The page offers a fresh login for the same authorization request.
+    const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
+    const pressed = await f.pressButton({ cookie, csrfToken });
+    await expectStatus(pressed, 303);
+    const done = await f.callBack(await f.atProvider(pressed.headers.get('location')!), cookie);
+    await expectStatus(done, 303);
+    const { claims } = await f.redeem(a, new URL(done.headers.get('location')!));
+    expect(claims.nonce).toBe(a.nonce);
+  }, 60_000);
+
+  it('shows the page with a message when the provider does not vouch for the email', async () => {
+    f.op.state.decision = { sub: 'gus-at-acme', email: 'gus@acme.example', email_verified: false };
+    const { res, html } = await f.signIn(await f.begin());
+    await expectStatus(res, 400);
+    expect(messageOf(html)).toContain('does not say your email address is verified');
+    expect(await failedWith('unverified_email')).toBeDefined();
+  }, 60_000);
+
+  it('shows the page with the hook message and issues no code when token_minted blocks', async () => {
+    f.op.state.decision = verified('hal');
+    f.s.hook.answer = () => {
+      throw new ServiceError(403, 'HOOK_BLOCKED', 'hal may not use this application');
+    };
+    try {
+      const { res, html } = await f.signIn(await f.begin());
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe('hal may not use this application');
+      expect(await failedWith('token_blocked')).toBeDefined();
+    } finally {
+      f.s.hook.answer = () => undefined;
+    }
+  }, 60_000);
+
+  it('refuses to finish the sign-in in another browser than the one that started it', async () => {
+    f.op.state.decision = verified('ivy');
+    const opened = await openLogin((await f.begin()).url);
+    const pressed = await f.pressButton(opened);
+    const back = await f.atProvider(pressed.headers.get('location')!);
+    const stranger = await openLogin((await f.begin()).url);
+    const res = await f.callBack(back, stranger.cookie);
+    await expectStatus(res, 403);
+    expect(res.headers.get('location')).toBeNull();
+  }, 60_000);
+
+  it("cannot finish the hosted login's provider answer at SSO sign-in's callback", async () => {
+    f.op.state.decision = verified('kim');
+    const a = await f.begin();
+    const opened = await openLogin(a.url);
+    const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+    const elsewhere = await fetch(`${f.s.url}/sso/oidc/callback${back.search}`, { redirect: 'manual' });
+    await expectStatus(elsewhere, 400);
+    expect((await elsewhere.json()).errors[0].message).toContain('no sign-in was started with this state');
+    // Untouched by that attempt, the answer still finishes the login it was bound to.
+    const res = await f.callBack(back, opened.cookie);
+    await expectStatus(res, 303);
+    expect(new URL(res.headers.get('location')!).searchParams.get('state')).toBe(a.state);
+  }, 60_000);
+
+  it('answers an error page for a state no sign-in was started with', async () => {
+    const res = await f.callBack(new URL(`${f.callbackUrl}?state=made-up&code=x`), '');
+    await expectStatus(res, 400);
+    expect(await res.text()).toContain('no sign-in with a provider was started here with this state');
+  });
+});
