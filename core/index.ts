@@ -107,7 +107,7 @@ export type { LogFields, Logger } from './log.ts';
 // Messages to people: templates a deployment may replace, durable sending through the bus.
 export type { MessageCounters, MessageOutcome } from './messaging/counters.ts';
 export type { Messages } from './messaging/messages.ts';
-export { MESSAGES_TOPIC, type QueuedMessage } from './messaging/queue.ts';
+export { MESSAGES_TOPIC, type PreparedMessage, type QueuedMessage } from './messaging/queue.ts';
 export {
   defineMessageTemplate,
   type MessageTemplate,

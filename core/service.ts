@@ -173,6 +173,7 @@ export async function composeService(options: ComposeOptions) {
     capability: (cap) => cap.from(capabilities),
     messages: {
       template: (template) => prepareTemplate(template, templateFiles),
+      prepare: (message) => queue.prepare(message),
       send: (message, o) => queue.send(message, o),
       reaches: (type) => queue.reaches(type),
     },

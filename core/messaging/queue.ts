@@ -36,6 +36,16 @@ export interface QueuedMessage {
   notAfter?: number;
 }
 
+/**
+ * A message sealed and ready to queue (`ctx.messages.prepare`): sealing awaits WebCrypto, so a caller
+ * that queues inside a transaction prepares first and holds no database connection while it seals.
+ */
+export interface PreparedMessage {
+  readonly prepared: true;
+  readonly id: string;
+  readonly payload: MessagePayload;
+}
+
 /** The payload on MESSAGES_TOPIC. The message itself is sealed: a queued reset link is a secret at rest. */
 type MessagePayload = {
   id: string;
@@ -89,7 +99,7 @@ export function createMessageQueue(o: MessageQueueOptions) {
   const windowEnded = (attempts: number) =>
     `the retry window of ${Math.round(windowMs / MINUTE)} minutes ended after ${attempts} attempts`;
 
-  async function send(message: QueuedMessage, options: { tx?: Transaction } = {}): Promise<void> {
+  async function prepare(message: QueuedMessage): Promise<PreparedMessage> {
     if (!messenger.reaches.includes(message.to.type))
       throw new Error(
         `no transport reaches a ${message.to.type} (this deployment sends to ${messenger.reaches.join(', ') || 'nothing'})`,
@@ -112,7 +122,15 @@ export function createMessageQueue(o: MessageQueueOptions) {
       not_after: message.notAfter ?? null,
       sealed: await secrets.seal(JSON.stringify(content), sealContext(id)),
     };
-    await bus.publish(MESSAGES_TOPIC, [{ id, payload }], options);
+    return { prepared: true, id, payload };
+  }
+
+  async function send(
+    message: QueuedMessage | PreparedMessage,
+    options: { tx?: Transaction } = {},
+  ): Promise<void> {
+    const ready = 'prepared' in message ? message : await prepare(message);
+    await bus.publish(MESSAGES_TOPIC, [{ id: ready.id, payload: ready.payload }], options);
   }
 
   async function handle(msg: Delivered<MessagePayload>): Promise<Outcome> {
@@ -180,6 +198,7 @@ export function createMessageQueue(o: MessageQueueOptions) {
   };
 
   return {
+    prepare,
     send,
     /** Whether the deployment's transport reaches handles of this type. */
     reaches: (type: MessageRecipient['type']) => messenger.reaches.includes(type),

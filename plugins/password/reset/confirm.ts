@@ -70,7 +70,7 @@ export function createResetConfirmation(deps: ConfirmDeps) {
     const done = await deps.storage
       .transaction(async (tx) => {
         // Rolled back (by throwing) when another confirmation used the token first.
-        if (!(await deps.tokens.consume(tx, token, reset))) throw lost;
+        if (!(await deps.tokens.consume(tx, reset))) throw lost;
         await deps.credentials.setIn(tx, reset.orgId, reset.personId, hash);
         if (deps.revokeTokens)
           await deps.hooks.run(revokePersonTokens, {

@@ -9,7 +9,7 @@ import type { TokenBuckets } from '../../../core/rate-limit.ts';
 import { PasswordErrors } from '../errors.ts';
 import { type ResetSettings, resetLink } from './settings.ts';
 import { passwordResetTemplate } from './template.ts';
-import type { ResetTokens } from './tokens.ts';
+import { newResetToken, type ResetTokens } from './tokens.ts';
 
 /** The bus topic of accepted reset requests: the work the answer never waits for. */
 export const RESET_REQUESTS_TOPIC = 'password-reset-requests';
@@ -79,33 +79,30 @@ export function createResetRequests(deps: ResetRequestDeps) {
     const org = await ctx.orgs.get(r.org);
     if (!org) return ack();
     const resetUrl = await settings.resetUrl(r.org);
+    // Everything that awaits more than the database happens before the transaction.
+    const { token, digest } = await newResetToken();
+    const expiresAt = tokens.expiresAt();
+    const link = resetLink(resetUrl, hostedPage, token);
+    const message = await ctx.messages.prepare({
+      orgId: r.org,
+      to: handle,
+      ...deps.render({ organization: org.name, link, expires_minutes: ttlMinutes, handle: handle.value }),
+      fromName: org.name,
+      link,
+      kind: passwordResetTemplate.name,
+      notAfter: expiresAt,
+    });
     await ctx.storage.transaction(async (tx) => {
       const issued = await tokens.issue(tx, {
         requestId: r.request_id,
         orgId: r.org,
         personId: person.personId,
         handle,
+        digest,
+        expiresAt,
       });
-      if (!issued) return; // this request was handled before (a redelivery): its message is queued
-      const link = resetLink(resetUrl, hostedPage, issued.token);
-      const message = deps.render({
-        organization: org.name,
-        link,
-        expires_minutes: ttlMinutes,
-        handle: handle.value,
-      });
-      await ctx.messages.send(
-        {
-          orgId: r.org,
-          to: handle,
-          ...message,
-          fromName: org.name,
-          link,
-          kind: passwordResetTemplate.name,
-          notAfter: issued.expiresAt,
-        },
-        { tx },
-      );
+      // Not issued: this request was handled before (a redelivery), and its message is queued.
+      if (issued) await ctx.messages.send(message, { tx });
     });
     return ack();
   }

@@ -10,6 +10,8 @@ export type TokenRefusal = 'unknown' | 'expired' | 'used' | 'superseded' | 'pass
 
 /** An open reset token, as the confirmation needs it. */
 export interface OpenReset {
+  /** The token's digest, as stored. */
+  digest: string;
   orgId: string;
   personId: string;
   handle: PersonHandle;
@@ -26,6 +28,15 @@ const KEEP_MS = 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60_000;
 
 export const digestOf = async (token: string) => toHex(await sha256(token));
+
+/**
+ * A new token and its digest, made before the transaction that stores it: the digest awaits WebCrypto,
+ * and an embedded database holds its one connection for a whole transaction.
+ */
+export async function newResetToken(): Promise<{ token: string; digest: string }> {
+  const token = randomSecret('');
+  return { token, digest: await digestOf(token) };
+}
 
 /**
  * Password reset tokens, stored only as SHA-256 digests. A token resets once: consuming it is one
@@ -60,18 +71,26 @@ export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs:
   return {
     ttlMs: deps.ttlMs,
 
+    /** When a token issued now expires. */
+    expiresAt: () => clock.now() + deps.ttlMs,
+
     /**
-     * Issues a token for the person and handle, superseding the person's open ones, in `tx`. Answers
-     * undefined when this request already issued one (the request was delivered twice).
+     * Stores a token (made by `newResetToken`) for the person and handle, superseding the person's open
+     * ones, in `tx`. False when this request already issued one (the request was delivered twice).
      */
     async issue(
       tx: Transaction,
-      r: { requestId: string; orgId: string; personId: string; handle: PersonHandle },
-    ): Promise<{ token: string; expiresAt: number } | undefined> {
+      r: {
+        requestId: string;
+        orgId: string;
+        personId: string;
+        handle: PersonHandle;
+        digest: string;
+        expiresAt: number;
+      },
+    ): Promise<boolean> {
       const now = clock.now();
-      const token = randomSecret('');
-      const digest = await digestOf(token);
-      const expiresAt = now + deps.ttlMs;
+      const { digest, expiresAt } = r;
       const inserted = await tx.db
         .insert(t)
         .values({
@@ -87,14 +106,14 @@ export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs:
         })
         .onConflictDoNothing({ target: t.requestId })
         .returning({ digest: t.digest });
-      if (inserted.length === 0) return undefined;
+      if (inserted.length === 0) return false;
       await voidOpen(tx.db, r.orgId, r.personId, 'superseded', digest);
       if (now - (swept.get(r.orgId) ?? 0) > SWEEP_EVERY_MS) {
         if (swept.size >= 10_000) swept.clear();
         swept.set(r.orgId, now);
         await tx.db.delete(t).where(and(eq(t.orgId, r.orgId), lt(t.expiresAt, new Date(now - KEEP_MS))));
       }
-      return { token, expiresAt };
+      return true;
     },
 
     /** The open reset a token names (in `orgId`, when given), or why it resets nothing. */
@@ -111,6 +130,7 @@ export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs:
       return {
         ok: true,
         reset: {
+          digest: row.digest,
           orgId: row.orgId,
           personId: row.personId,
           handle: { type: row.handleType as HandleType, value: row.handleValue },
@@ -123,9 +143,9 @@ export function createResetTokens(deps: { storage: Storage; clock: Clock; ttlMs:
      * Uses the token in `tx` if it is still open and unexpired, voiding the person's other open tokens;
      * false when another confirmation used it first (or it expired meanwhile).
      */
-    async consume(tx: Transaction, token: string, reset: OpenReset): Promise<boolean> {
+    async consume(tx: Transaction, reset: OpenReset): Promise<boolean> {
       const now = new Date(clock.now());
-      const digest = await digestOf(token);
+      const { digest } = reset;
       const used = await tx.db
         .update(t)
         .set({ status: 'used', settledAt: now })

@@ -82,33 +82,25 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
             headers: { 'retry-after': String(take.retryAfterSeconds) },
           })(`too many verification links for this person; retry after ${take.retryAfterSeconds} s`);
         const organization = (await ctx.orgs.get(org.id))?.name ?? '';
-        const issued = await consistentWrite(request, ctx.headers, () =>
+        const made = await tokens.make();
+        const link = `${pagePath}?token=${made.token}`;
+        const message = await ctx.messages.prepare({
+          orgId: org.id,
+          to: handle,
+          ...deps.render({ organization, link, expires_hours: String(ttlHours), handle: handle.value }),
+          fromName: organization,
+          link,
+          kind: 'email-verification',
+          notAfter: made.expiresAt,
+        });
+        await consistentWrite(request, ctx.headers, () =>
           ctx.storage.transaction(async (tx) => {
-            const made = await tokens.issue(tx, { orgId: org.id, personId, handle });
-            const link = `${pagePath}?token=${made.token}`;
-            const message = deps.render({
-              organization,
-              link,
-              expires_hours: String(ttlHours),
-              handle: handle.value,
-            });
-            await ctx.messages.send(
-              {
-                orgId: org.id,
-                to: handle,
-                ...message,
-                fromName: organization,
-                link,
-                kind: 'email-verification',
-                notAfter: made.expiresAt,
-              },
-              { tx },
-            );
-            return made;
+            await tokens.issue(tx, { orgId: org.id, personId, handle }, made);
+            await ctx.messages.send(message, { tx });
           }),
         );
         set.status = 202;
-        return ok({ handle, expires_at: new Date(issued.expiresAt).toISOString() });
+        return ok({ handle, expires_at: new Date(made.expiresAt).toISOString() });
       },
       {
         apiKey: true,

@@ -25,13 +25,21 @@ export function createVerificationTokens(deps: { storage: Storage; clock: Clock;
   return {
     ttlMs: deps.ttlMs,
 
-    /** A new link's token for the handle, recorded in `tx`. */
-    async issue(tx: Transaction, v: OpenVerification): Promise<{ token: string; expiresAt: number }> {
-      const now = clock.now();
+    /**
+     * A new link's token, its digest and expiry, made before the transaction that records it (the
+     * digest awaits WebCrypto; an embedded database holds its one connection for a transaction).
+     */
+    async make(): Promise<{ token: string; digest: string; expiresAt: number }> {
       const token = randomSecret('');
-      const expiresAt = now + deps.ttlMs;
+      return { token, digest: await digestOf(token), expiresAt: clock.now() + deps.ttlMs };
+    },
+
+    /** Records a link made by `make` for the handle, in `tx`. */
+    async issue(tx: Transaction, v: OpenVerification, made: { digest: string; expiresAt: number }) {
+      const now = clock.now();
+      const { expiresAt } = made;
       await tx.db.insert(t).values({
-        digest: await digestOf(token),
+        digest: made.digest,
         orgId: v.orgId,
         personId: v.personId,
         handleType: v.handle.type,
@@ -39,7 +47,6 @@ export function createVerificationTokens(deps: { storage: Storage; clock: Clock;
         createdAt: new Date(now),
         expiresAt: new Date(expiresAt),
       });
-      return { token, expiresAt };
     },
 
     /** The verification a token names, or why it verifies nothing. */
