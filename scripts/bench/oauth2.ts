@@ -73,7 +73,8 @@ async function service(o: { seconds: number; concurrency: number }) {
     [process.execPath, join(ROOT, 'entry/bun.ts')],
     { PORT: port, DATA_DIR: dir, LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', NATS_URL: '' },
     /Service-API-Key: \S+/,
-    90_000,
+    // A first start makes the embedded database: slow on a busy machine.
+    180_000,
   );
   try {
     const base = `http://127.0.0.1:${port}`;
