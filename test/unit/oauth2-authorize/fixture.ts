@@ -59,6 +59,8 @@ export async function startAuthorizeService(o: { env?: Env; clock?: Clock; stora
     ...(o.storage ? { storage: o.storage } : {}),
   });
   handle = t.service.fetchFrom;
+  // Workers too: on JetStream the events leave through the outbox relay.
+  await t.service.start();
   const events: ServiceEvent[] = [];
   const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
     events.push(m.payload);
