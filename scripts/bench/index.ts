@@ -37,7 +37,7 @@ const sections: Record<string, () => Promise<string>> = {
   'oauth2-code': () => benchOAuth2Code({ seconds: 3, inflight: 8, databaseUrl, lastSteps: 100 }),
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
   ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
-  oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64 }),
+  oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64, rounds: 3 }),
   mail: () => benchMail({ seconds: 3, inflight: 32, persons: 200, serial: 50 }),
 };
 

@@ -68,6 +68,8 @@ export async function startAuthorizeService(
     ...(o.storage ? { storage: o.storage } : {}),
   });
   handle = t.service.fetchFrom;
+  // Workers too: on JetStream the events leave through the outbox relay.
+  await t.service.start();
   const events: ServiceEvent[] = [];
   const sub =
     o.recordEvents === false
