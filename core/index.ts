@@ -12,6 +12,7 @@ export {
   type GroupCommit,
   type GroupCommitOptions,
 } from './batching/group-commit.ts';
+export { createReplicaCache, type ReplicaCache } from './cache/replica-cache.ts';
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export {
   type AccessTokenClaims,

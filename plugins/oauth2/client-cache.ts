@@ -1,4 +1,5 @@
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
+import { createReplicaCache } from '../../core/cache/replica-cache.ts';
 import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { ClientRow } from './schema.ts';
@@ -16,9 +17,6 @@ export interface KnownClient {
   client: OAuthClient;
   checkSecret: (secret: string) => Promise<boolean>;
 }
-
-/** Entries the cache holds at most; past it, it starts again empty (unknown IDs are cached too). */
-const MAX_CACHED = 10_000;
 
 export function clientOf(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
   return {
@@ -47,38 +45,21 @@ export function createClientCache(deps: {
   ttlMs: number;
 }) {
   const { store, clock, defaults, ttlMs } = deps;
-  const cache = new Map<string, { known: KnownClient | null; at: number }>();
-  // A change forgotten while a load was in flight must not be put back by that load.
-  let changes = 0;
+  const cache = createReplicaCache<KnownClient | null>({ clock, ttlMs });
   const loader = createBatchLoader(async (ids) => {
     const rows = await store.findMany(ids);
     return new Map(rows.map((r) => [r.clientId, r]));
   });
-
-  async function load(clientId: string): Promise<KnownClient | null> {
-    const at = clock.now();
-    const seen = changes;
+  const load = async (clientId: string): Promise<KnownClient | null> => {
     const row = await loader.load(clientId);
-    const known = row
-      ? { client: clientOf(row, defaults), checkSecret: secretChecker(row.secretDigest) }
-      : null;
-    if (seen !== changes) return known;
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(clientId, { known, at });
-    return known;
-  }
+    return row ? { client: clientOf(row, defaults), checkSecret: secretChecker(row.secretDigest) } : null;
+  };
 
   return {
     /** The client with this ID, or null; answered from memory while fresh. */
-    get(clientId: string): KnownClient | null | Promise<KnownClient | null> {
-      const hit = cache.get(clientId);
-      if (hit && clock.now() - hit.at < ttlMs) return hit.known;
-      return load(clientId);
-    },
-    forget(clientId: string): void {
-      changes++;
-      cache.delete(clientId);
-    },
+    get: (clientId: string): KnownClient | null | Promise<KnownClient | null> => cache.get(clientId, load),
+    /** Forgets a client this replica changed (PATCH, DELETE, a new secret). */
+    forget: (clientId: string): void => cache.forget(clientId),
   };
 }
 

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { createReplicaCache } from '../../core/cache/replica-cache.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -46,44 +47,27 @@ const SettingsSchema = v.object({
 
 /** How long a replica trusts a groups_claim_name it read; a change made on another replica counts within it. */
 export const GROUPS_CLAIM_CACHE_MS = 5000;
-/** Organizations whose claim name a replica remembers at most; past it, it starts again empty. */
-const MAX_CACHED = 10_000;
-
 export function createSettingsStore(storage: Storage, clock: Clock, cacheMs = GROUPS_CLAIM_CACHE_MS) {
   // Every token reads the claim name; it changes rarely, so a replica keeps it for cacheMs (the API
   // key cache's bound) and forgets it at once when it is set here.
-  const cache = new Map<string, { name: string; at: number }>();
-  // Bumped by every set: a read that began before it may hold the old name and must not be cached.
-  let writes = 0;
+  const cache = createReplicaCache<string>({ clock, ttlMs: cacheMs });
+  const read = async (orgId: string) => {
+    const [row] = await storage.db
+      .select({ name: personSettings.groupsClaimName })
+      .from(personSettings)
+      .where(eq(personSettings.orgId, orgId));
+    return row?.name ?? DEFAULT_GROUPS_CLAIM;
+  };
   return {
-    async groupsClaimName(orgId: string): Promise<string> {
-      const hit = cache.get(orgId);
-      const now = clock.now();
-      if (hit && now - hit.at < cacheMs) return hit.name;
-      const seen = writes;
-      const [row] = await storage.db
-        .select({ name: personSettings.groupsClaimName })
-        .from(personSettings)
-        .where(eq(personSettings.orgId, orgId));
-      const name = row?.name ?? DEFAULT_GROUPS_CLAIM;
-      if (seen !== writes) return name;
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(orgId, { name, at: now });
-      return name;
-    },
+    groupsClaimName: async (orgId: string): Promise<string> => cache.get(orgId, read),
     async setGroupsClaimName(orgId: string, name: string): Promise<void> {
       const updatedAt = new Date(clock.now());
-      writes++;
-      try {
-        await storage.db
+      await cache.write(orgId, () =>
+        storage.db
           .insert(personSettings)
           .values({ orgId, groupsClaimName: name, updatedAt })
-          .onConflictDoUpdate({ target: personSettings.orgId, set: { groupsClaimName: name, updatedAt } });
-      } finally {
-        // Also after a failure: whether it was written is unknown, so the next read asks the database.
-        writes++;
-        cache.delete(orgId);
-      }
+          .onConflictDoUpdate({ target: personSettings.orgId, set: { groupsClaimName: name, updatedAt } }),
+      );
     },
   };
 }

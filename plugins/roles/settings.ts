@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { createReplicaCache } from '../../core/cache/replica-cache.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -21,42 +22,27 @@ const SettingsSchema = v.object({
 
 /** How long a replica trusts a setting it read; a change made on another replica counts within it. */
 export const SETTINGS_CACHE_MS = 5000;
-const MAX_CACHED = 10_000;
 
 /** An organization's roles settings, read by every token issuance, so a replica keeps them for a moment. */
 export function createSettingsStore(storage: Storage, clock: Clock, cacheMs = SETTINGS_CACHE_MS) {
-  const cache = new Map<string, { rolesInTokens: boolean; at: number }>();
-  // Bumped by every set: a read that began before it may hold the old value and must not be cached.
-  let writes = 0;
+  const cache = createReplicaCache<boolean>({ clock, ttlMs: cacheMs });
+  const read = async (orgId: string) => {
+    const [row] = await storage.db
+      .select({ on: rolesSettings.rolesInTokens })
+      .from(rolesSettings)
+      .where(eq(rolesSettings.orgId, orgId));
+    return row?.on ?? false;
+  };
   return {
-    async rolesInTokens(orgId: string): Promise<boolean> {
-      const hit = cache.get(orgId);
-      const now = clock.now();
-      if (hit && now - hit.at < cacheMs) return hit.rolesInTokens;
-      const seen = writes;
-      const [row] = await storage.db
-        .select({ on: rolesSettings.rolesInTokens })
-        .from(rolesSettings)
-        .where(eq(rolesSettings.orgId, orgId));
-      const rolesInTokens = row?.on ?? false;
-      if (seen !== writes) return rolesInTokens;
-      if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(orgId, { rolesInTokens, at: now });
-      return rolesInTokens;
-    },
+    rolesInTokens: async (orgId: string): Promise<boolean> => cache.get(orgId, read),
     async setRolesInTokens(orgId: string, on: boolean): Promise<void> {
       const updatedAt = new Date(clock.now());
-      writes++;
-      try {
-        await storage.db
+      await cache.write(orgId, () =>
+        storage.db
           .insert(rolesSettings)
           .values({ orgId, rolesInTokens: on, updatedAt })
-          .onConflictDoUpdate({ target: rolesSettings.orgId, set: { rolesInTokens: on, updatedAt } });
-      } finally {
-        // Also after a failure: whether it was written is unknown, so the next read asks the database.
-        writes++;
-        cache.delete(orgId);
-      }
+          .onConflictDoUpdate({ target: rolesSettings.orgId, set: { rolesInTokens: on, updatedAt } }),
+      );
     },
   };
 }

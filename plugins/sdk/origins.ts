@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+import { createReplicaCache } from '../../core/cache/replica-cache.ts';
 import { bareHost, classifyAddress, isLocalhostName } from '../../core/net/address.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -7,8 +8,6 @@ import { sdkAllowedOrigins } from './schema.ts';
 
 /** How long a replica trusts what it read of the origins; a change on another replica counts within it. */
 export const ORIGINS_CACHE_MS = 5000;
-/** Entries each cache holds at most; past it, it starts again empty. */
-const MAX_CACHED = 10_000;
 
 const isLoopbackHost = (hostname: string) =>
   isLocalhostName(hostname) || classifyAddress(bareHost(hostname))?.range === 'loopback';
@@ -55,26 +54,14 @@ export function normaliseOrigins(list: readonly string[]): string[] {
  */
 export function createOriginStore(storage: Storage, clock: Clock, cacheMs = ORIGINS_CACHE_MS) {
   const t = sdkAllowedOrigins;
-  const byOrg = new Map<string, { origins: ReadonlySet<string>; at: number }>();
-  const anyOrg = new Map<string, { allowed: boolean; at: number }>();
-  // Bumped by every write: a read that began before one may hold the old list and must not be cached.
-  let writes = 0;
+  const byOrg = createReplicaCache<ReadonlySet<string>>({ clock, ttlMs: cacheMs });
+  const anyOrg = createReplicaCache<boolean>({ clock, ttlMs: cacheMs });
 
-  function remember<V>(cache: Map<string, V & { at: number }>, key: string, value: V, seen: number) {
-    if (seen !== writes) return;
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(key, { ...value, at: clock.now() });
-  }
-
-  async function originsOf(orgId: string): Promise<ReadonlySet<string>> {
-    const hit = byOrg.get(orgId);
-    if (hit && clock.now() - hit.at < cacheMs) return hit.origins;
-    const seen = writes;
-    const rows = await storage.db.select({ origin: t.origin }).from(t).where(eq(t.orgId, orgId));
-    const origins = new Set(rows.map((r) => r.origin));
-    remember<{ origins: ReadonlySet<string> }>(byOrg, orgId, { origins }, seen);
-    return origins;
-  }
+  const originsOf = (orgId: string) =>
+    byOrg.get(orgId, async () => {
+      const rows = await storage.db.select({ origin: t.origin }).from(t).where(eq(t.orgId, orgId));
+      return new Set(rows.map((r) => r.origin));
+    });
 
   return {
     /** The organization's origins, sorted. */
@@ -88,35 +75,32 @@ export function createOriginStore(storage: Storage, clock: Clock, cacheMs = ORIG
     },
 
     /** Whether any organization allows this origin: all a preflight can ask, since it names none. */
-    async anyAllows(origin: string): Promise<boolean> {
-      const hit = anyOrg.get(origin);
-      if (hit && clock.now() - hit.at < cacheMs) return hit.allowed;
-      const seen = writes;
-      const rows = await storage.db.select({ origin: t.origin }).from(t).where(eq(t.origin, origin)).limit(1);
-      const allowed = rows.length > 0;
-      remember(anyOrg, origin, { allowed }, seen);
-      return allowed;
-    },
+    anyAllows: async (origin: string): Promise<boolean> =>
+      anyOrg.get(origin, async () => {
+        const rows = await storage.db
+          .select({ origin: t.origin })
+          .from(t)
+          .where(eq(t.origin, origin))
+          .limit(1);
+        return rows.length > 0;
+      }),
 
     /** Replaces the organization's list (already normalised). */
     async set(orgId: string, origins: readonly string[]): Promise<void> {
-      writes++;
-      try {
-        await storage.transaction(async (tx) => {
-          // One writer per organization at a time: two replacements racing end as the later one, never
-          // as a key conflict on the rows both insert.
-          await tx.query(
-            sql`select pg_advisory_xact_lock(hashtext('sdk_allowed_origins'), hashtext(${orgId}))`,
-          );
-          await tx.db.delete(t).where(eq(t.orgId, orgId));
-          if (origins.length) await tx.db.insert(t).values(origins.map((origin) => ({ orgId, origin })));
-        });
-      } finally {
-        // Also after a failure: whether it was written is unknown, so the next reads ask the database.
-        writes++;
-        byOrg.delete(orgId);
-        anyOrg.clear();
-      }
+      // Whatever any organization allows may change too: both caches are fenced and forgotten.
+      await anyOrg.write(null, () =>
+        byOrg.write(orgId, () =>
+          storage.transaction(async (tx) => {
+            // One writer per organization at a time: two replacements racing end as the later one, never
+            // as a key conflict on the rows both insert.
+            await tx.query(
+              sql`select pg_advisory_xact_lock(hashtext('sdk_allowed_origins'), hashtext(${orgId}))`,
+            );
+            await tx.db.delete(t).where(eq(t.orgId, orgId));
+            if (origins.length) await tx.db.insert(t).values(origins.map((origin) => ({ orgId, origin })));
+          }),
+        ),
+      );
     },
   };
 }
