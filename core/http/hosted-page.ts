@@ -1,10 +1,10 @@
-// Pages the service serves to people (a password reset, an email verification): server-rendered, no
+// Pages the service serves to people (the hosted login, a password reset, an email verification): server-rendered, no
 // script, no external asset. The one stylesheet is inline and allowed by its hash, so the
 // Content-Security-Policy forbids everything else. Forms are protected by a double-submit token.
 import { constantTimeEqual, randomSecret } from '../ids.ts';
 import { escapeHtml } from './html.ts';
 
-const CSS = `*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}main{width:100%;max-width:26rem;margin:1rem;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-size:.875rem;font-weight:600;margin:1rem 0 .25rem}input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid #6b7280;border-radius:.5rem}input:focus{outline:2px solid #2563eb;outline-offset:1px}button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}button:hover{background:#1e40af}.error{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#fef2f2;color:#991b1b}.done{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#f0fdf4;color:#166534}p.note{color:#374151;font-size:.875rem}`;
+const CSS = `*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}main{width:100%;max-width:26rem;margin:1rem;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-size:.875rem;font-weight:600;margin:1rem 0 .25rem}input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid #6b7280;border-radius:.5rem}input:focus{outline:2px solid #2563eb;outline-offset:1px}button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}button:hover{background:#1e40af}.error{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#fef2f2;color:#991b1b}.done{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#f0fdf4;color:#166534}p.note{color:#374151;font-size:.875rem}.sso{margin-top:1.5rem;padding-top:.5rem;border-top:1px solid #e5e7eb}.sso button{margin-top:.75rem;color:#111827;background:#fff;border:1px solid #d1d5db}.sso button:hover,.sso button:focus{background:#f3f4f6}button:focus{outline:2px solid #2563eb;outline-offset:2px}.login button{background:#2563eb}.login button:hover{background:#1d4ed8}`;
 
 let styleHash: Promise<string> | undefined;
 
@@ -17,17 +17,18 @@ export function pageStyleSource(): Promise<string> {
 }
 
 /**
- * The headers of every page: no caching, no framing, no script, the stylesheet by hash, forms posting to
- * this origin only. A page's URL may hold a one-time token, so the Referer goes to this origin only:
- * the page's own form (whose Origin header the browser then sends, where `no-referrer` would make it
- * `null`), and nowhere else.
+ * The headers of every page: no caching, no framing, no script, the stylesheet by hash (`style`, from
+ * `pageStyleSource()`), forms posting to this origin only, or also to `formTargets` (browsers apply
+ * form-action to the redirect after a submission, such as the hosted login's to an SSO provider). A
+ * page's URL may hold a one-time token, so the Referer goes to this origin only: the page's own form
+ * (whose Origin header the browser then sends, where `no-referrer` would make it `null`), and nowhere else.
  */
-export async function pageHeaders(): Promise<Record<string, string>> {
+export function pageHeaders(style: string, formTargets: readonly string[] = []): Record<string, string> {
   const csp = [
     "default-src 'none'",
-    `style-src ${await pageStyleSource()}`,
+    `style-src ${style}`,
     "img-src 'none'",
-    "form-action 'self'",
+    `form-action 'self' ${formTargets.join(' ')}`.trim(),
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
@@ -62,7 +63,7 @@ ${body}
 
 /** An answer with a page, its status and the page headers (plus `extra`, such as a cookie). */
 export async function pageResponse(status: number, html: string, extra: Record<string, string> = {}) {
-  return new Response(html, { status, headers: { ...(await pageHeaders()), ...extra } });
+  return new Response(html, { status, headers: { ...pageHeaders(await pageStyleSource()), ...extra } });
 }
 
 /** The value of one cookie of a request, or undefined. */

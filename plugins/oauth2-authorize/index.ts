@@ -5,6 +5,7 @@ import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { ssoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
+import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit.ts';
@@ -13,7 +14,6 @@ import { refreshTokenGrant } from './grants/refresh-token.ts';
 import { createFamilyRevoker } from './grants/revocation.ts';
 import { createLogin } from './login.ts';
 import { migrations } from './migrations/index.ts';
-import { styleSource } from './page.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
 import { authorizeRoutes } from './routes.ts';
 import { createCodeStore } from './store/codes.ts';
@@ -114,7 +114,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         readContext: requestContextReader(ctx.headers),
         perAddress: createTokenBuckets({ clock, perMinute: rate.perMinute, capacity: rate.burst }),
         baseUrl,
-        style: await styleSource(),
+        style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
       });
       return {

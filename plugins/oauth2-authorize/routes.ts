@@ -1,13 +1,14 @@
 import { Elysia } from 'elysia';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../core/errors.ts';
+import { pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { TokenBuckets } from '../../core/rate-limit.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { Login, LoginAnswer } from './login.ts';
-import { errorPage, pageHeaders } from './page.ts';
+import { errorPage } from './page.ts';
 import { digest } from './store/digest.ts';
 import type { createUserInfo } from './userinfo.ts';
 
