@@ -40,12 +40,8 @@ async function buffered(request: Request, body: ReadableStream, timeoutMs: numbe
   });
   try {
     const bytes = await Promise.race([request.arrayBuffer(), stalled]);
-    const admitted = new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: bytes,
-      signal: request.signal,
-    });
+    // No signal: the body has arrived whole, and reading `signal` makes the runtime build one per request.
+    const admitted = new Request(request.url, { method: request.method, headers: request.headers, body: bytes });
     return { request: admitted, settle: nothing };
   } finally {
     clearTimeout(timer);

@@ -14,8 +14,12 @@ export interface RequestContext {
   origin?: string;
 }
 
-/** Client addresses of the requests in flight, set by the front door; nothing a client sends reaches it. */
-const clientIps = new WeakMap<Request, string>();
+/**
+ * Client addresses of the requests in flight, set by the front door; nothing a client sends reaches it.
+ * The front door records what it was given (the peer and the trusted hops); the address is worked out
+ * on first read, since most requests never ask for it.
+ */
+const clientIps = new WeakMap<Request, string | { peer: string | undefined; hops: number }>();
 
 /** An address as text in canonical form, or undefined when it is not one (a port or brackets may wrap it). */
 export function canonicalIp(text: string | undefined): string | undefined {
@@ -58,13 +62,30 @@ export function rememberClientIp(request: Request, address: string | undefined):
 }
 
 /**
+ * Records where a request came from (the socket's peer, the trusted proxy hops) for its client address
+ * to be worked out by `clientIpOf` when something asks: the front door calls it on every request.
+ */
+export function rememberClientPeer(request: Request, peer: string | undefined, trustedHops: number): void {
+  if (peer !== undefined || trustedHops > 0) clientIps.set(request, { peer, hops: trustedHops });
+}
+
+function clientIpFor(request: Request): string | undefined {
+  const known = clientIps.get(request);
+  if (known === undefined || typeof known === 'string') return known;
+  const ip = clientIpOf(request.headers, known.peer, known.hops);
+  if (ip) clientIps.set(request, ip);
+  else clientIps.delete(request);
+  return ip;
+}
+
+/**
  * The caller of a request as the front door saw it: client address, user agent and origin. What plugins
  * read for events' analytics_metadata, the token_minted hook's request_metadata and per-address limits.
  *
  * @example const { clientIp } = requestContextOf(request); if (clientIp) limiter.take(`${orgId}|${clientIp}`)
  */
 export function requestContextOf(request: Request): RequestContext {
-  const clientIp = clientIps.get(request);
+  const clientIp = clientIpFor(request);
   const userAgent = request.headers.get('user-agent');
   const origin = request.headers.get('origin');
   return {
