@@ -41,7 +41,11 @@ async function buffered(request: Request, body: ReadableStream, timeoutMs: numbe
   try {
     const bytes = await Promise.race([request.arrayBuffer(), stalled]);
     // No signal: the body has arrived whole, and reading `signal` makes the runtime build one per request.
-    const admitted = new Request(request.url, { method: request.method, headers: request.headers, body: bytes });
+    const admitted = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: bytes,
+    });
     return { request: admitted, settle: nothing };
   } finally {
     clearTimeout(timer);
