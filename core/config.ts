@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import * as v from 'valibot';
 import { isTooWideAllowance, WIDEST_ALLOWANCE } from './net/address.ts';
@@ -69,6 +70,10 @@ const EnvSchema = v.object({
     'development',
   ),
   PORT: v.optional(str('PORT', 'must be an integer from 0 to 65535', isInt(0, 65535)), '3000'),
+  WORKERS: v.optional(
+    str('WORKERS', 'must be auto or an integer from 1 to 64', (s) => s === 'auto' || isInt(1, 64)(s)),
+    '1',
+  ),
   HOST: v.optional(str('HOST', 'must be a host name or IP address', (s) => /^[A-Za-z0-9.:-]+$/.test(s))),
   PUBLIC_BASE_URL: v.optional(
     str(
@@ -239,6 +244,11 @@ export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
   host: string;
+  /**
+   * How many server processes share the port (WORKERS; `auto` is one per core): each runs the HTTP API and
+   * the delivery pipeline as a replica would. Always 1 on the embedded database, which has one writer.
+   */
+  workers: number;
   publicBaseUrl: string;
   /** A directory for the embedded database and generated files, or `memory://` for none. */
   dataDir: string;
@@ -300,6 +310,10 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
   const production = e.NODE_ENV === 'production';
   if (!e.MASTER_KEY && (production || e.DATABASE_URL)) problems.push(masterKeyRequired(production));
   if (production && !e.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL is required when NODE_ENV=production');
+  if (e.WORKERS !== 'auto' && Number(e.WORKERS) > 1 && !e.DATABASE_URL)
+    problems.push(
+      `WORKERS=${e.WORKERS} needs DATABASE_URL: the embedded database (PGlite) has one writer, so it runs in one process (set WORKERS=1, or use Postgres for several)`,
+    );
   if (e.MASTER_KEY) {
     const twice = repeatedKeyIds(list(e.MASTER_KEY));
     if (twice.length)
@@ -340,6 +354,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
   return {
     env: e.NODE_ENV,
     port,
+    workers: workersFor(e.WORKERS, e.DATABASE_URL),
     host: e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     publicBaseUrl,
     dataDir: e.DATA_DIR,
@@ -367,6 +382,12 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     region: e.REGION,
     environment: Object.freeze({ ...env }),
   };
+}
+
+/** WORKERS as a count: `auto` is one per core on Postgres, and one on the embedded database. */
+function workersFor(setting: string, databaseUrl: string | undefined): number {
+  if (setting !== 'auto') return Number(setting);
+  return databaseUrl ? Math.max(1, Math.min(64, availableParallelism())) : 1;
 }
 
 /** no-reply@ the public host when it is a domain name; no-reply@localhost for a bare host or an IP. */

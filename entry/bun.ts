@@ -6,6 +6,8 @@ await serve('bun', {
     const server = Bun.serve({
       port: config.port,
       hostname: config.host,
+      // WORKERS above 1: every worker listens on the port and the kernel spreads connections among them.
+      reusePort: config.workers > 1,
       // The socket's address goes with the request: the client address events and rate limits use.
       fetch: (request, server) => service.fetchFrom(request, server.requestIP(request)?.address),
       // The app refuses bodies over BODY_LIMIT with the envelope; this is only the server's own backstop

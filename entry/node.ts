@@ -33,6 +33,8 @@ await serve('node', {
     const server = listen({
       port: config.port,
       hostname: config.host,
+      // WORKERS above 1: a shared (not exclusive) listen, which Node's cluster hands to every worker.
+      reusePort: config.workers > 1,
       // srvx's request carries the socket's remote address as `ip` (X-Forwarded-For is not trusted there).
       fetch: (request) =>
         service.fetchFrom(

@@ -7,6 +7,7 @@ import type { Service } from '../core/service.ts';
 import { createService } from './create-service.ts';
 import { ensureDevOrganization } from './dev-organization.ts';
 import { checkPortFree, startSteps } from './first-start.ts';
+import { isWorkerProcess, reportListening, superviseWorkers, workerIndex } from './workers.ts';
 
 export type Runtime = 'bun' | 'node' | 'deno';
 
@@ -33,12 +34,22 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
   } catch (e) {
     return fail(e instanceof ConfigError ? e.message : String(e));
   }
-  const log: Logger = createLogger(config.logLevel, { runtime });
+  const worker = workerIndex();
+  const log: Logger = createLogger(config.logLevel, worker === undefined ? { runtime } : { runtime, worker });
   // Before anything is made on disk: a busy port is one clear line, not a data directory left behind.
-  try {
-    await checkPortFree(config.host, config.port);
-  } catch (e) {
-    return fail((e as Error).message);
+  // (A worker's port is its siblings' too: the supervisor checked it.)
+  if (!isWorkerProcess())
+    try {
+      await checkPortFree(config.host, config.port);
+    } catch (e) {
+      return fail((e as Error).message);
+    }
+  if (config.workers > 1 && !isWorkerProcess()) {
+    if (runtime === 'deno')
+      return fail(
+        `WORKERS=${config.workers} runs on Bun and Node; on Deno set WORKERS=1 and run one process per core behind a proxy`,
+      );
+    await superviseWorkers({ workers: config.workers, log });
   }
   const steps = startSteps(config);
   let service: Service;
@@ -65,6 +76,7 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     return fail(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
   }
   await service.start();
+  reportListening();
   if (steps.freshDatabase && config.env !== 'production')
     steps.say('creating the development organization and its API key');
   await ensureDevOrganization(service, config, log);
@@ -102,6 +114,8 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     log.info('stopped');
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A worker stops on the supervisor's SIGTERM; the terminal's Ctrl-C reaches the supervisor, which sends it.
+  if (isWorkerProcess()) process.on('SIGINT', () => {});
+  else process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }

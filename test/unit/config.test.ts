@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/log.ts';
@@ -155,6 +155,22 @@ describe('configuration', () => {
     const p = problemsOf({ PORT: 'x', LOG_LEVEL: 'y' });
     expect(p).toContain('PORT');
     expect(p).toContain('LOG_LEVEL');
+  });
+
+  it('reads WORKERS: one process by default, a count, or auto for one per core on Postgres', () => {
+    const pg = { DATABASE_URL: 'postgres://h/db', MASTER_KEY: `k1:${btoa('m'.repeat(32))}` };
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ ...pg, WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ ...pg, WORKERS: 'auto' }).workers).toBe(availableParallelism());
+    // The embedded database has one writer: auto means one process there.
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(1);
+    expect(problemsOf({ WORKERS: '0' })).toContain(
+      'WORKERS must be auto or an integer from 1 to 64 (got "0")',
+    );
+    expect(problemsOf({ WORKERS: 'many' })).toContain('WORKERS must be auto or an integer from 1 to 64');
+    expect(problemsOf({ WORKERS: '2' })).toContain(
+      'WORKERS=2 needs DATABASE_URL: the embedded database (PGlite) has one writer, so it runs in one process',
+    );
   });
 
   it('treats an empty variable as unset', () => {
