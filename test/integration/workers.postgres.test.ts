@@ -71,9 +71,11 @@ async function startWorkers(cmd: string[], workers: number) {
     (async () => {
       const decoder = new TextDecoder();
       let rest = '';
-      for await (const chunk of stream) {
-        const text = rest + decoder.decode(chunk);
-        raw += decoder.decode(chunk);
+      const reader = stream.getReader();
+      for (let c = await reader.read(); !c.done; c = await reader.read()) {
+        const chunk = decoder.decode(c.value, { stream: true });
+        const text = rest + chunk;
+        raw += chunk;
         const parts = text.split('\n');
         rest = parts.pop() ?? '';
         for (const part of parts)
