@@ -14,8 +14,9 @@
  */
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { startHttpsReceiver } from '../../test/helpers/tls.ts';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
+import { type Fault, startDrillReceiver } from './receiver.ts';
+import { privateNats, privatePostgres } from './services.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 
@@ -31,6 +32,13 @@ export interface ReplicaDrillOptions {
   perRequest?: number;
   /** Give up waiting for deliveries after this long. @default 180000 */
   timeoutMs?: number;
+  /**
+   * What happens during the second burst, once a quarter of its deliveries have arrived. @default
+   * replica 1 killed with SIGKILL; `null` runs the steady burst only.
+   */
+  disruption?: { name: string; run(replicas: ReplicaHandle[]): Promise<void> } | null;
+  /** How the receiver answers a request it is sent: faults for the receiver drills. @default always 204 */
+  fault?: (delivery: { eventId: string; webhookId: string; attempt: number }) => Fault;
   log?: (line: string) => void;
 }
 
@@ -44,9 +52,17 @@ export interface BurstVerdict {
   byReplica: number[];
 }
 
+export interface ReplicaHandle {
+  index: number;
+  base: string;
+  /** Kills the replica with SIGKILL; the bursts stop sending to it. */
+  kill(): void;
+}
+
 export interface ReplicaDrillResult {
   steady: BurstVerdict;
-  killed: BurstVerdict & { killedReplica: number; secondsToComplete: number };
+  disrupted?: BurstVerdict & { disruption: string; secondsToComplete: number };
+  faults: Record<Fault, number>;
   migrationsAppliedBy: number;
   /** Milliseconds until every other replica refused the revoked key. */
   revokedKeyRefusedAfterMs: number;
@@ -96,15 +112,23 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
   // Deliveries by webhook and event: how many times each arrived, and which replica made each.
   const seen = new Map<string, number>();
   const byIss = new Map<string, number>();
-  const receiver = startHttpsReceiver((_req, r) => {
-    const claims = claimsOf(r.body);
-    const key = `${claims.webhook_id} ${claims.sub}`;
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-    byIss.set(claims.iss, (byIss.get(claims.iss) ?? 0) + 1);
-    return new Response(null, { status: 204 });
+  const attempts = new Map<string, number>();
+  const receiver = await startDrillReceiver({
+    fault: (body) => {
+      if (!o.fault) return 'none';
+      const claims = claimsOf(body);
+      const key = `${claims.webhook_id} ${claims.sub}`;
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, attempt);
+      return o.fault({ eventId: claims.sub, webhookId: claims.webhook_id, attempt });
+    },
+    onRequest: (body) => {
+      const claims = claimsOf(body);
+      const key = `${claims.webhook_id} ${claims.sub}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      byIss.set(claims.iss, (byIss.get(claims.iss) ?? 0) + 1);
+    },
   });
-  // Bun keeps a received request's headers and body; the drill needs neither once counted.
-  const forget = setInterval(() => receiver.requests.splice(0), 1000);
   const replicas: Replica[] = [];
   const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
 
@@ -259,28 +283,46 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     const steady = verdict(steadyPublished, before);
     log(`steady burst: ${JSON.stringify(steady)}`);
 
-    // A replica killed mid-burst.
-    const victim = replicas[1 % replicas.length]!;
-    const start = new Map(byIss);
-    const startedAt = Date.now();
-    const quarter = (o.events * webhookIds.length) / 4;
-    const receivedSince = () =>
-      [...byIss.values()].reduce((a, b) => a + b, 0) - [...start.values()].reduce((a, b) => a + b, 0);
-    const killer = until(() => receivedSince() >= quarter, timeoutMs, 'a quarter of the deliveries').then(
-      () => {
-        victim.alive = false;
-        victim.proc.kill('SIGKILL');
-      },
-    );
-    const killedPublished = await burst();
-    await killer;
-    await until(deliveredAll(killedPublished), timeoutMs, 'every event of the second burst at every webhook');
-    const killed = {
-      ...verdict(killedPublished, start),
-      killedReplica: victim.index,
-      secondsToComplete: Math.round((Date.now() - startedAt) / 100) / 10,
-    };
-    log(`burst with replica ${victim.index} killed: ${JSON.stringify(killed)}`);
+    const disruption =
+      o.disruption === undefined
+        ? {
+            name: `replica ${1 % replicas.length} killed (kill -9)`,
+            run: async (handles: ReplicaHandle[]) => handles[1 % handles.length]!.kill(),
+          }
+        : o.disruption;
+    let disrupted: ReplicaDrillResult['disrupted'];
+    if (disruption) {
+      const start = new Map(byIss);
+      const startedAt = Date.now();
+      const quarter = (o.events * webhookIds.length) / 4;
+      const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+      const handles: ReplicaHandle[] = replicas.map((r) => ({
+        index: r.index,
+        base: r.base,
+        kill: () => {
+          r.alive = false;
+          r.proc.kill('SIGKILL');
+        },
+      }));
+      const disturb = until(
+        () => total(byIss) - total(start) >= quarter,
+        timeoutMs,
+        'a quarter of the deliveries',
+      ).then(() => disruption.run(handles));
+      const published = await burst();
+      await disturb;
+      await until(
+        deliveredAll(published),
+        timeoutMs,
+        `every event of the burst with ${disruption.name} at every webhook`,
+      );
+      disrupted = {
+        ...verdict(published, start),
+        disruption: disruption.name,
+        secondsToComplete: Math.round((Date.now() - startedAt) / 100) / 10,
+      };
+      log(`burst with ${disruption.name}: ${JSON.stringify(disrupted)}`);
+    }
 
     // An API key revoked through one replica is refused by the others within the 5 s key cache.
     const live = replicas.filter((r) => r.alive);
@@ -313,9 +355,14 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
       'every replica to refuse the rotated key',
     );
     const revokedKeyRefusedAfterMs = Date.now() - revokedAt;
-    return { steady, killed, migrationsAppliedBy, revokedKeyRefusedAfterMs };
+    return {
+      steady,
+      ...(disrupted ? { disrupted } : {}),
+      faults: receiver.faults,
+      migrationsAppliedBy,
+      revokedKeyRefusedAfterMs,
+    };
   } finally {
-    clearInterval(forget);
     for (const r of replicas) r.proc.kill('SIGKILL');
     await Promise.all(replicas.map((r) => r.proc.exited));
     await receiver.stop();
@@ -330,28 +377,62 @@ export function verdictLine(name: string, v: BurstVerdict): string {
   return `${ok ? 'PASS' : 'FAIL'} ${name}: published ${v.published}, expected ${v.expected}, delivered at least once ${v.deliveredAtLeastOnce}, lost ${v.lost}, duplicates ${v.duplicates}, by replica ${v.byReplica.join('/')}`;
 }
 
+/** Faults of the receiver drill, by event: 1 in 10 first attempts hangs, 1 in 10 is reset, 2 in 10 are slow. */
+export function receiverFaults(d: { eventId: string; attempt: number }): Fault {
+  if (d.attempt > 1) return 'none';
+  const n = Number.parseInt(d.eventId.replaceAll('-', '').slice(-4), 16) % 10;
+  return n === 0 ? 'hang' : n === 1 ? 'reset' : n <= 3 ? 'slow' : 'none';
+}
+
+const SCENARIOS = ['kill', 'nats-restart', 'postgres-restart', 'receivers'] as const;
+
 if (import.meta.main) {
   const arg = (name: string, fallback: string) => {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? process.argv[i + 1]! : fallback;
   };
-  const bus = arg('bus', 'pg-queue');
-  const result = await replicaDrill({
-    databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    ...(bus === 'jetstream' ? { natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' } : {}),
-    replicas: Number(arg('replicas', '3')),
-    webhooks: Number(arg('webhooks', '10')),
-    events: Number(arg('events', '10000')),
-    log: (line) => console.error(line),
-  });
-  console.log(verdictLine(`replicas on ${bus}, undisturbed`, result.steady));
-  console.log(
-    verdictLine(`replicas on ${bus}, replica ${result.killed.killedReplica} killed (kill -9)`, result.killed),
-  );
-  console.log(
-    `migrations applied by ${result.migrationsAppliedBy} replica(s); a rotated API key refused by every replica after ${result.revokedKeyRefusedAfterMs} ms`,
-  );
-  process.exit(
-    result.killed.lost === 0 && result.steady.lost === 0 && result.steady.duplicates === 0 ? 0 : 1,
-  );
+  const scenario = (process.argv[2]?.startsWith('--') ? undefined : process.argv[2]) ?? 'kill';
+  if (!(SCENARIOS as readonly string[]).includes(scenario))
+    throw new Error(`scenario must be one of ${SCENARIOS.join(', ')} (got ${scenario})`);
+  const bus = scenario === 'nats-restart' ? 'jetstream' : arg('bus', 'pg-queue');
+  const nats = scenario === 'nats-restart' ? await privateNats() : undefined;
+  const pg = scenario === 'postgres-restart' ? await privatePostgres() : undefined;
+  const service = nats ?? pg;
+  try {
+    const result = await replicaDrill({
+      databaseUrl: pg?.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      ...(bus === 'jetstream'
+        ? { natsUrl: nats?.url ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222' }
+        : {}),
+      replicas: Number(arg('replicas', '3')),
+      webhooks: Number(arg('webhooks', '10')),
+      events: Number(arg('events', '10000')),
+      log: (line) => console.error(line),
+      ...(scenario === 'receivers' ? { disruption: null, fault: receiverFaults, timeoutMs: 300_000 } : {}),
+      ...(service
+        ? {
+            disruption: {
+              name: `${scenario === 'nats-restart' ? 'NATS' : 'Postgres'} restarted`,
+              run: () => service.restart(),
+            },
+          }
+        : {}),
+    });
+    console.log(
+      verdictLine(
+        `${scenario} on ${bus}, undisturbed${scenario === 'receivers' ? ` (receiver faults ${JSON.stringify(result.faults)})` : ''}`,
+        result.steady,
+      ),
+    );
+    if (result.disrupted)
+      console.log(verdictLine(`${scenario} on ${bus}, ${result.disrupted.disruption}`, result.disrupted));
+    console.log(
+      `migrations applied by ${result.migrationsAppliedBy} replica(s); a rotated API key refused by every replica after ${result.revokedKeyRefusedAfterMs} ms`,
+    );
+    const ok =
+      result.steady.lost === 0 && result.steady.duplicates === 0 && (result.disrupted?.lost ?? 0) === 0;
+    process.exitCode = ok ? 0 : 1;
+  } finally {
+    await service?.stop();
+  }
 }

@@ -1,0 +1,130 @@
+/**
+ * Private NATS and Postgres servers for the drills that restart them mid-burst: each on a port of its
+ * own with its own data, so a restart disturbs nothing else on the machine. NATS is the nats-server
+ * binary (NATS_SERVER_BIN, default /usr/sbin/nats-server); Postgres is a fresh cluster made with initdb
+ * (PG_BIN, default the newest /usr/lib/postgresql/<version>/bin), run as the `postgres` user when the
+ * drill runs as root (initdb refuses root).
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RestartableService {
+  url: string;
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s) and starts it again on the same port and data. */
+  restart(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+async function waitPort(port: number, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = Bun.connect({
+        hostname: '127.0.0.1',
+        port,
+        socket: { open: (sock) => (sock.end(), resolve(true)), error: () => resolve(false), data() {} },
+      }).catch(() => resolve(false));
+      void s;
+    });
+    if (open) return;
+    if (Date.now() > end) throw new Error(`${what} did not listen on ${port} within ${ms} ms`);
+    await Bun.sleep(50);
+  }
+}
+
+export async function privateNats(): Promise<RestartableService> {
+  const bin = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+  if (!existsSync(bin)) throw new Error(`no nats-server at ${bin} (set NATS_SERVER_BIN)`);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'drill-nats-'));
+  const start = () =>
+    Bun.spawn([bin, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+  let proc = start();
+  await waitPort(port, 20_000, 'nats-server');
+  const stopProc = async () => {
+    proc.kill('SIGTERM');
+    await Promise.race([proc.exited, Bun.sleep(10_000).then(() => proc.kill('SIGKILL'))]);
+    await proc.exited;
+  };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    async restart(downMs = 2000) {
+      await stopProc();
+      await Bun.sleep(downMs);
+      proc = start();
+      await waitPort(port, 20_000, 'nats-server');
+    },
+    async stop() {
+      await stopProc();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function pgBin(): string {
+  if (process.env.PG_BIN) return process.env.PG_BIN;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
+  if (!versions.length) throw new Error('no Postgres binaries under /usr/lib/postgresql (set PG_BIN)');
+  return join(root, versions[0]!, 'bin');
+}
+
+export async function privatePostgres(): Promise<RestartableService> {
+  const bin = pgBin();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'drill-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (args: string[]) => {
+    const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', ...args] : args;
+    const r = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' });
+    if (r.exitCode !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr.toString()}`);
+  };
+  if (asRoot) Bun.spawnSync(['chown', 'postgres', dir]);
+  const data = join(dir, 'data');
+  run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const ctl = (action: string) =>
+    run([
+      join(bin, 'pg_ctl'),
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-m',
+      'fast',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      action,
+    ]);
+  ctl('start');
+  await waitPort(port, 30_000, 'postgres');
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async restart(downMs = 2000) {
+      ctl('stop');
+      await Bun.sleep(downMs);
+      ctl('start');
+      await waitPort(port, 30_000, 'postgres');
+    },
+    async stop() {
+      try {
+        ctl('stop');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
