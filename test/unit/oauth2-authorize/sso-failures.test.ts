@@ -84,6 +84,46 @@ describe('which SSO buttons the hosted login offers', () => {
     expect(opened.page.headers.get('content-security-policy')).toContain(f.op.issuer);
   });
 
+  it('draws the buttons and the CSP form-action from public fields, opening no secret', async () => {
+    // Every unsealing goes through the service's one SecretBox: count the SSO credentials' openings.
+    const box = f.s.service.ctx.secrets;
+    const open = box.open.bind(box);
+    const opened: string[] = [];
+    box.open = (sealed, context) => {
+      if (context.startsWith('sso-credential:')) opened.push(context);
+      return open(sealed, context);
+    };
+    try {
+      const { organization, apiKey } = await f.s.service.ctx.orgs.create('Third');
+      const as = { orgId: organization.id, key: apiKey };
+      const made = await f.s.call('POST', CREDENTIALS, {
+        ...as,
+        body: {
+          provider: 'acme',
+          client_id: 'acme-third',
+          client_secret: 'never-opened-for-a-page',
+          label: 'Third Staff',
+          enable_in_service_oidc_authz_server: true,
+          options: { acme: { issuer: f.op.issuer } },
+        },
+      });
+      await expectStatus(made, 201);
+      const client = await f.s.createClient({ redirect_uris: [f.redirectUri] }, as);
+      const a = await f.begin({ client_id: client.client_id });
+      const page = await openLogin(a.url);
+      expect(buttons(page.html)).toEqual(['Third Staff']);
+      const csp = page.page.headers.get('content-security-policy') ?? '';
+      const formAction = /form-action ([^;]+)/.exec(csp)?.[1]?.split(' ');
+      expect(formAction).toEqual(["'self'", new URL(f.redirectUri).origin, new URL(f.op.issuer).origin]);
+      expect(opened).toEqual([]);
+      // Pressing the button is what opens the credential: the count sees real unsealing.
+      await expectStatus(await f.pressButton(page, 'acme-third'), 303);
+      expect(opened.some((c) => c.endsWith(':client_secret'))).toBe(true);
+    } finally {
+      box.open = open;
+    }
+  });
+
   it('refuses a hand-made start of a credential with the flag off or of another organization', async () => {
     for (const credential of ['acme-off', 'acme-other', 'no-such-credential']) {
       const opened = await openLogin((await f.begin()).url);
