@@ -24,6 +24,7 @@ export const revokePersonGrants = (server: OAuth2Server) =>
       const nowS = Math.floor(before / 1000);
       const r = oauth2AuthorizeRefreshTokens;
       const c = oauth2AuthorizeCodes;
+      // Sequential: one transaction is one connection.
       const refreshed = await tx.db
         .select({ familyId: r.familyId, jti: r.accessJti, exp: r.accessExp })
         .from(r)
@@ -33,14 +34,11 @@ export const revokePersonGrants = (server: OAuth2Server) =>
         .from(c)
         .where(and(inArray(c.familyId, ids), isNotNull(c.accessJti), gt(c.accessExp, nowS)));
       const accesses = new Map<string, { oid: string; client_id: string; jti: string; exp: number }>();
-      for (const a of [...refreshed, ...coded])
-        if (a.jti && a.exp)
-          accesses.set(a.jti, {
-            oid: orgId,
-            client_id: clientOf.get(a.familyId) ?? '',
-            jti: a.jti,
-            exp: a.exp,
-          });
+      for (const a of [...refreshed, ...coded]) {
+        const clientId = clientOf.get(a.familyId);
+        if (a.jti && a.exp && clientId)
+          accesses.set(a.jti, { oid: orgId, client_id: clientId, jti: a.jti, exp: a.exp });
+      }
       await server.revokeAccessTokens([...accesses.values()], { tx });
     },
   });
