@@ -45,6 +45,19 @@ export {
   personDirectory,
 } from './capabilities/person-directory.ts';
 export {
+  type SsoAuthenticator,
+  type SsoChoice,
+  type SsoFinish,
+  type SsoStartRefusal,
+  ssoAuthenticator,
+} from './capabilities/sso-authenticator.ts';
+export {
+  type OpenedSsoCredential,
+  type SsoCredentialSummary,
+  type SsoCredentials,
+  ssoCredentials,
+} from './capabilities/sso-credentials.ts';
+export {
   type InvalidReason,
   type IssuedToken,
   type IssueRequest,

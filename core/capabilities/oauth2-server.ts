@@ -1,4 +1,5 @@
 import { defineCapability } from '../contract/capabilities.ts';
+import type { Transaction } from '../ports/storage.ts';
 import type { AnalyticsContext } from './person-directory.ts';
 
 /** The grant types of the token endpoint (RFC 6749 §4; the registry may hold more, e.g. a device grant). */
@@ -137,8 +138,15 @@ export interface OAuth2Server {
    * revoked, its client still there), or undefined: what userinfo and introspection trust.
    */
   verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
-  /** Revokes an access token until it expires (a replayed authorization code revokes what it issued). */
-  revokeAccessToken(claims: Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>): Promise<void>;
+  /**
+   * Revokes access tokens until they expire: what a replayed authorization code issued, or what a
+   * person held when their password was reset. With `tx`, in the caller's transaction, so they are
+   * revoked with the change that revokes them or not at all.
+   */
+  revokeAccessTokens(
+    tokens: readonly Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>[],
+    options?: { tx?: Transaction },
+  ): Promise<void>;
   /** Registers the handler of a grant type; a second handler for one type is a start-up error. */
   addGrant(grant: OAuthGrant): void;
   /** Registers a store of opaque tokens that introspection and revocation consult. */

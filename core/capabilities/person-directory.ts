@@ -1,4 +1,5 @@
 import { defineCapability } from '../contract/capabilities.ts';
+import type { Transaction } from '../ports/storage.ts';
 
 /** A handle's type as the API writes it (the persons reference); events carry PersonHandleType numbers. */
 export type HandleType = 'email_address' | 'phone_number' | 'username';
@@ -58,6 +59,17 @@ export interface PersonDirectory {
       analytics: AnalyticsContext;
     },
   ): Promise<PersonRecord>;
+  /**
+   * Marks a handle the person holds as verified, in the caller's transaction, when the caller has
+   * proof that it reaches them (a password reset link sent to that address was followed). Never
+   * unmarks. False when the person does not hold the handle (nothing changes).
+   */
+  markVerified(
+    orgId: string,
+    personId: string,
+    handle: PersonHandle,
+    options: { tx: Transaction },
+  ): Promise<boolean>;
   /** The claim that carries a person's groups in this organization's tokens. @default 'groups' */
   groupsClaimName(orgId: string): Promise<string>;
 }

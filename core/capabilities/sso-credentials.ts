@@ -20,12 +20,18 @@ export interface SsoCredentialSummary {
   clientId: string;
   /** The credential's label; empty when it has none. */
   label: string;
+  /**
+   * The provider's public options of the credential as stored (checked by the provider's schema when
+   * written), without its write-only ones (Apple's `private_key`): enough to find the provider's
+   * endpoints, such as an OIDC credential's `issuer`, without opening any secret.
+   */
+  options: Readonly<Record<string, unknown>>;
   enableInServiceOidcAuthzServer: boolean;
 }
 
 /** The organization's SSO credentials and the deployment's providers, for the sign-in flow. */
 export interface SsoCredentials {
-  /** The organization's credentials, in creation order. */
+  /** The organization's credentials, in creation order: public fields only, no secret is opened. */
   list(orgId: string): Promise<SsoCredentialSummary[]>;
   /** The credential of this organization with this client ID, opened; undefined when there is none. */
   open(orgId: string, clientId: string): Promise<OpenedSsoCredential | undefined>;

@@ -26,6 +26,8 @@ export interface SsoCredentialContext<O> {
 /**
  * A URL, or a function of the credential's options that makes one. Declared as a method's type so a
  * provider with its own options stays assignable to the registry's `SsoProvider<string, unknown>`.
+ * The hosted login resolves the authorization endpoint from the public options alone (drawing a page
+ * opens no secret), so a URL must not depend on a write-only option (`secretOptions`).
  */
 export type FromOptions<O> = string | { fromOptions(options: O): string }['fromOptions'];
 

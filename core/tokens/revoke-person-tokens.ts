@@ -17,7 +17,8 @@ export interface PersonTokensRevocation {
  * Called by the password plugin inside the transaction that sets a password through a reset link, when
  * the deployment revokes existing tokens on a reset (the default). The tokens plugin attaches here and
  * makes the person's identity tokens issued before `before` answer `revoked`; a plugin that keeps other
- * tokens of persons (refresh tokens) attaches to revoke those. A handler that throws rolls the reset
+ * tokens of persons attaches to revoke those (oauth2-authorize revokes the person's grants: refresh
+ * tokens, codes, and the access tokens issued in them). A handler that throws rolls the reset
  * back, and the person's password stays as it was.
  *
  * @example

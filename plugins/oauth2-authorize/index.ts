@@ -15,6 +15,7 @@ import { createFamilyRevoker } from './grants/revocation.ts';
 import { createLogin } from './login.ts';
 import { migrations } from './migrations/index.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
+import { revokePersonGrants } from './person-revocation.ts';
 import { authorizeRoutes } from './routes.ts';
 import { createCodeStore } from './store/codes.ts';
 import { createFamilyStore } from './store/families.ts';
@@ -119,7 +120,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       });
       return {
         routes,
-        attach: [forgetDeletedPerson],
+        attach: [forgetDeletedPerson, revokePersonGrants(server)],
         workers: [
           sweeper({
             storage,

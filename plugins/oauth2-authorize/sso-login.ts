@@ -33,12 +33,16 @@ export interface SsoLoginDeps {
   ) => Promise<LoginAnswer>;
 }
 
+/** What the page says for a provider answer used before. */
+const REPLAYED =
+  'This sign-in link from the provider was already used (a reload or the back button). Sign in again.';
+
 /** What a person reads for a provider sign-in that failed, by AuthenticationFailed_v1's reason. */
 const MESSAGES: Record<string, string> = {
   unverified_email:
     'The provider does not say your email address is verified, so it cannot be linked to an account here.',
   no_email: 'The provider gave no email address.',
-  replayed_state: 'This answer from the provider was already used. Start the sign-in again.',
+  replayed_state: REPLAYED,
   expired_state: 'The sign-in at the provider took too long. Start it again.',
   bad_id_token: 'The answer from the provider could not be verified.',
   provider_error: 'The provider could not complete the sign-in.',
@@ -106,6 +110,28 @@ export function createSsoLogin(deps: SsoLoginDeps) {
     return deps.page(400, login, { clientName: client.name, csrfToken: loginId, error });
   }
 
+  /**
+   * A provider answer used before (a reload, the back button, a copied URL): AuthenticationFailed_v1
+   * with replayed_state is out already. While the authorization request it was bound to has not
+   * expired, the browser that opened it gets the page again for it, with a fresh login; the old login
+   * is finished, so the answer never finishes anything.
+   */
+  async function replayed(loginHash: string, browser: string | undefined): Promise<LoginAnswer> {
+    const found = await logins.requestOfHashed(loginHash);
+    if (!found)
+      throw AuthorizeErrors.LOGIN_NOT_FOUND(
+        'this answer from the provider was already used, and the sign-in it belonged to has expired',
+      );
+    if (browser === undefined || (await digest(browser)) !== found.browserHash)
+      throw AuthorizeErrors.LOGIN_NOT_FOUND(
+        'this answer from the provider was already used; start the sign-in again from the application',
+      );
+    await logins.finishHashed(loginHash);
+    const client = await clientOf(found.login);
+    if (!('clientId' in client)) return client;
+    return again(found.login, client, browser, REPLAYED);
+  }
+
   return {
     begin,
 
@@ -134,14 +160,12 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       const authenticator = deps.authenticator();
       if (!authenticator) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
       const done = await authenticator.finish(params, rc);
+      // No organization, no authorization request to go back to: only a page can say so.
       if (done.binding === undefined)
         throw AuthorizeErrors.LOGIN_NOT_FOUND(
-          'state: no sign-in with a provider was started here with this state',
+          'state: no sign-in with a provider was started here with this state, so there is no sign-in to continue',
         );
-      if (!done.ok && done.reason === 'replayed_state')
-        throw AuthorizeErrors.LOGIN_NOT_FOUND(
-          'this answer from the provider was already used; start the sign-in again from the application',
-        );
+      if (!done.ok && done.reason === 'replayed_state') return replayed(done.binding, browser);
       const loginHash = done.binding;
       const login = await openLogin(loginHash, browser && (await digest(browser)));
       const client = await clientOf(login);

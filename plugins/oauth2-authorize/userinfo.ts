@@ -32,8 +32,9 @@ export function bearerOf(header: string | null): string | undefined {
 
 /**
  * GET and POST /oauth2/userinfo: the person an access token with the openid scope was issued for. The
- * handles the scopes ask for (email, phone, username) are answered as the person has them now; no
- * handle's ownership is verified by this service, so the `_verified` members are false.
+ * handles the scopes ask for (email, phone, username) are answered as the person has them now, the
+ * `_verified` members with the handle's `verified` flag (a link followed, an SSO provider's word, a
+ * password reset through that address, or the organization's through the API).
  */
 export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDirectory }) {
   return async function userInfo(authorization: string | null): Promise<UserInfo> {
@@ -48,7 +49,7 @@ export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDi
       })('the access token was not granted the openid scope');
     const person = await deps.directory.get(claims.oid, claims.sub);
     if (!person?.active) throw invalid('the person of this access token is disabled or no longer exists');
-    const handle = (type: string) => person.handles.find((h) => h.type === type)?.value;
+    const handle = (type: string) => person.handles.find((h) => h.type === type);
     const info: UserInfo = {
       sub: person.personId,
       iss: claims.iss,
@@ -56,12 +57,13 @@ export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDi
       org_id: claims.oid,
     };
     const email = handle('email_address');
-    if (scope.includes('email') && email) Object.assign(info, { email, email_verified: false });
+    if (scope.includes('email') && email)
+      Object.assign(info, { email: email.value, email_verified: email.verified });
     const phone = handle('phone_number');
     if (scope.includes('phone') && phone)
-      Object.assign(info, { phone_number: phone, phone_number_verified: false });
+      Object.assign(info, { phone_number: phone.value, phone_number_verified: phone.verified });
     const username = handle('username');
-    if (scope.includes('username') && username) info.username = username;
+    if (scope.includes('username') && username) info.username = username.value;
     return info;
   };
 }

@@ -7,6 +7,7 @@ import type {
 } from '../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Signer } from '../../core/ports/signer.ts';
+import type { Transaction } from '../../core/ports/storage.ts';
 import { TOKEN_KEYS_OWNER } from '../../core/tokens/token-keys.ts';
 import type { ClientCache, LifetimeDefaults } from './client-cache.ts';
 import type { ClientStore } from './store.ts';
@@ -100,13 +101,20 @@ export function createAccessTokens(deps: {
       return claims;
     },
 
-    revoke(claims: Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>): Promise<void> {
-      return store.revoke({
-        jti: claims.jti,
-        orgId: claims.oid,
-        clientId: claims.client_id,
-        exp: claims.exp,
-      });
+    /** Revokes the tokens until they expire, in `tx` when given. */
+    revoke(
+      tokens: readonly Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>[],
+      tx?: Transaction,
+    ): Promise<void> {
+      return store.revoke(
+        tokens.map((claims) => ({
+          jti: claims.jti,
+          orgId: claims.oid,
+          clientId: claims.client_id,
+          exp: claims.exp,
+        })),
+        tx,
+      );
     },
   };
 }

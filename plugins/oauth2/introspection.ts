@@ -62,7 +62,7 @@ export function revocationEndpoint(deps: EndpointDeps, accessTokens: AccessToken
       if (!claims || claims.oid !== client.orgId) return false;
       if (claims.client_id !== client.clientId)
         throw new OAuthError('unauthorized_client', 'the token was issued to another client');
-      await accessTokens.revoke(claims);
+      await accessTokens.revoke([claims]);
       return true;
     };
     if (refreshFirst) (await inStores()) || (await asJwt());

@@ -22,7 +22,7 @@ export function createOAuth2Server(deps: { clients: ClientCache; accessTokens: A
     },
     signAccessToken: (request) => accessTokens.sign(request),
     verifyAccessToken: (token) => accessTokens.verify(token),
-    revokeAccessToken: (claims) => accessTokens.revoke(claims),
+    revokeAccessTokens: (tokens, options) => accessTokens.revoke(tokens, options?.tx),
     addGrant(grant) {
       if (grants.has(grant.type))
         throw new Error(`oauth2: a handler of the ${grant.type} grant is registered twice`);

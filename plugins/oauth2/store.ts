@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import { uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import { OAuth2Errors } from './errors.ts';
 import { type ClientRow, oauth2Clients, oauth2RevokedTokens } from './schema.ts';
 import { newClientSecret, secretDigest } from './secrets.ts';
@@ -124,21 +124,29 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /** Revokes an access token by jti until it expires; expired rows are swept on the way. */
-    async revoke(token: { jti: string; orgId: string; clientId: string; exp: number }): Promise<void> {
+    /** Records revoked access tokens (and sweeps expired records), in `tx` when given. */
+    async revoke(
+      tokens: readonly { jti: string; orgId: string; clientId: string; exp: number }[],
+      tx?: Transaction,
+    ): Promise<void> {
+      if (tokens.length === 0) return;
       const now = clock.now();
-      await storage.transaction(async (tx) => {
-        await tx.db
+      const write = async (t: Transaction) => {
+        await t.db
           .insert(oauth2RevokedTokens)
-          .values({
-            jti: token.jti,
-            orgId: token.orgId,
-            clientId: token.clientId,
-            expiresAt: token.exp * 1000,
-            revokedAt: now,
-          })
+          .values(
+            tokens.map((token) => ({
+              jti: token.jti,
+              orgId: token.orgId,
+              clientId: token.clientId,
+              expiresAt: token.exp * 1000,
+              revokedAt: now,
+            })),
+          )
           .onConflictDoNothing();
-        await tx.db.delete(oauth2RevokedTokens).where(lt(oauth2RevokedTokens.expiresAt, now));
-      });
+        await t.db.delete(oauth2RevokedTokens).where(lt(oauth2RevokedTokens.expiresAt, now));
+      };
+      await (tx ? write(tx) : storage.transaction(write));
     },
 
     /** Which of these jtis are revoked. */

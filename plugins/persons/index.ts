@@ -13,6 +13,7 @@ import { migrations } from './migrations/index.ts';
 import { personRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
 import { createPersonStore } from './store.ts';
+import { markVerified } from './verification/mark.ts';
 import { verificationRoutes } from './verification/routes.ts';
 import { emailVerificationTemplate } from './verification/template.ts';
 import { createVerificationTokens } from './verification/tokens.ts';
@@ -104,6 +105,8 @@ export const persons = (options: PersonsOptions = {}) => {
           const [made] = await store.create(orgId, [person], analytics);
           return made!;
         },
+        markVerified: (orgId, personId, handle, { tx }) =>
+          markVerified(tx.db, orgId, personId, normaliseHandle(handle)),
         groupsClaimName: (orgId) => orgSettings.groupsClaimName(orgId),
       };
       const rate = ctx.settings.EMAIL_VERIFICATION_RATE_LIMIT ??

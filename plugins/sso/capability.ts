@@ -17,6 +17,7 @@ export function createSsoCredentials(
         provider: row.provider,
         clientId: row.clientId,
         label: row.label,
+        options: row.options,
         enableInServiceOidcAuthzServer: row.enableInAuthzServer,
       }));
     },

@@ -78,14 +78,14 @@ export function authorizationCodeGrant(
         authTime: code.authTime,
       });
       await deps.codes.recordAccess(code.codeHash, access);
-      // A replay that raced this exchange revoked the family before the access token was recorded:
-      // what was just issued must not outlive it.
+      // A replay that raced this exchange, or a password reset since the login, revoked the family
+      // before the access token was recorded: what was just issued must not outlive it.
       const family = await deps.families.family(code.familyId);
       if (!family || family.revoked) {
         await deps.revokeFamily({ familyId: code.familyId, orgId: code.orgId, clientId: client.clientId });
         throw new OAuthError(
           'invalid_grant',
-          'code has already been used; the tokens issued with it are revoked',
+          "code's grant was revoked meanwhile (the code was used twice, or the person's tokens were revoked); the tokens issued with it are revoked",
         );
       }
       if (code.scope.includes('openid')) response.id_token = code.idToken;

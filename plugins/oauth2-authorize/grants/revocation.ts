@@ -8,10 +8,8 @@ import type { Family, FamilyStore } from '../store/families.ts';
 export function createFamilyRevoker(server: OAuth2Server, families: FamilyStore) {
   return async function revokeFamily(family: Pick<Family, 'familyId' | 'orgId' | 'clientId'>): Promise<void> {
     const accesses = await families.revoke(family.familyId);
-    await Promise.all(
-      accesses.map((a) =>
-        server.revokeAccessToken({ oid: family.orgId, client_id: family.clientId, jti: a.jti, exp: a.exp }),
-      ),
+    await server.revokeAccessTokens(
+      accesses.map((a) => ({ oid: family.orgId, client_id: family.clientId, jti: a.jti, exp: a.exp })),
     );
   };
 }

@@ -20,6 +20,16 @@ export type FoundLogin =
   | { kind: 'open'; login: PendingLogin; browserHash: string }
   | { kind: 'used' | 'expired' | 'unknown' };
 
+const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin => ({
+  orgId: row.orgId,
+  clientId: row.clientId,
+  redirectUri: row.redirectUri,
+  scope: scopeList(row.scope),
+  state: row.state ?? undefined,
+  nonce: row.nonce ?? undefined,
+  codeChallenge: row.codeChallenge ?? undefined,
+});
+
 /** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
 export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: number }) {
   const { storage, clock } = deps;
@@ -53,19 +63,19 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
       if (!row) return { kind: 'unknown' };
       if (row.usedAt !== null) return { kind: 'used' };
       if (row.expiresAt <= clock.now()) return { kind: 'expired' };
-      return {
-        kind: 'open',
-        browserHash: row.browserHash,
-        login: {
-          orgId: row.orgId,
-          clientId: row.clientId,
-          redirectUri: row.redirectUri,
-          scope: scopeList(row.scope),
-          state: row.state ?? undefined,
-          nonce: row.nonce ?? undefined,
-          codeChallenge: row.codeChallenge ?? undefined,
-        },
-      };
+      return { kind: 'open', browserHash: row.browserHash, login: pendingOf(row) };
+    },
+
+    /**
+     * The authorization request of a login, finished or not, while the login has not expired: what a
+     * replayed provider answer shows the page again for. Undefined once it expired (or was swept).
+     */
+    async requestOfHashed(
+      loginHash: string,
+    ): Promise<{ login: PendingLogin; browserHash: string } | undefined> {
+      const [row] = await storage.db.select().from(t).where(eq(t.loginHash, loginHash)).limit(1);
+      if (!row || row.expiresAt <= clock.now()) return undefined;
+      return { login: pendingOf(row), browserHash: row.browserHash };
     },
 
     /** Marks the login finished; false when another submission finished it first. */

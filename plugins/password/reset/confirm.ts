@@ -44,8 +44,8 @@ export interface ConfirmDeps {
 /**
  * Sets a password through a reset token: the token is checked (400 naming why it resets nothing), then
  * the password policy (400; the token stays usable), then in one transaction the token is used, the
- * hash set, the person's other reset tokens voided, their earlier tokens revoked (a setting), and
- * PasswordChanged_v1 published with initiated_by EndUser and the handle the link was sent to. A
+ * hash set, the email address the link went to marked verified, the person's other reset tokens
+ * voided, their earlier tokens revoked (a setting), and PasswordChanged_v1 published with initiated_by EndUser and the handle the link was sent to. A
  * refusal changes nothing.
  */
 export function createResetConfirmation(deps: ConfirmDeps) {
@@ -72,6 +72,10 @@ export function createResetConfirmation(deps: ConfirmDeps) {
         // Rolled back (by throwing) when another confirmation used the token first.
         if (!(await deps.tokens.consume(tx, reset))) throw lost;
         await deps.credentials.setIn(tx, reset.orgId, reset.personId, hash);
+        // The link went to this address and came back: it reaches the person (handles other than email
+        // addresses are sent no link). A handle the person no longer holds is left alone.
+        if (reset.handle.type === 'email_address')
+          await deps.directory.markVerified(reset.orgId, reset.personId, reset.handle, { tx });
         if (deps.revokeTokens)
           await deps.hooks.run(revokePersonTokens, {
             orgId: reset.orgId,

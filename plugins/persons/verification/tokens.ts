@@ -3,7 +3,8 @@ import type { HandleType, PersonHandle } from '../../../core/capabilities/person
 import { randomSecret, sha256, toHex } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
-import { personHandles, personHandleVerifications } from '../schema.ts';
+import { personHandleVerifications } from '../schema.ts';
+import { markVerified } from './mark.ts';
 
 /** Why a verification link verifies nothing. */
 export type VerificationRefusal = 'unknown' | 'expired' | 'used';
@@ -88,19 +89,8 @@ export function createVerificationTokens(deps: { storage: Storage; clock: Clock;
             .where(and(eq(t.digest, digest), isNull(t.usedAt), gt(t.expiresAt, now)))
             .returning();
           if (!used) throw refused;
-          const marked = await tx.db
-            .update(personHandles)
-            .set({ verified: true })
-            .where(
-              and(
-                eq(personHandles.orgId, used.orgId),
-                eq(personHandles.personId, used.personId),
-                eq(personHandles.type, used.handleType),
-                eq(personHandles.value, used.handleValue),
-              ),
-            )
-            .returning({ value: personHandles.value });
-          if (marked.length === 0) throw refused;
+          const handle = { type: used.handleType as HandleType, value: used.handleValue };
+          if (!(await markVerified(tx.db, used.orgId, used.personId, handle))) throw refused;
           return true;
         })
         .catch((e) => {

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { SsoAuthenticator, SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import type { SsoProvider } from '../../../core/sso/define-provider.ts';
 import type { SignInFlow } from './flow.ts';
 import type { ProviderClient } from './provider-client.ts';
 
@@ -19,16 +20,25 @@ export function createSsoAuthenticator(deps: {
 }): SsoAuthenticator {
   const { credentials, flow, client, clock } = deps;
 
-  /** The origin of the provider's authorization endpoint, from its (cached) discovery. */
-  async function originOf(orgId: string, clientId: string): Promise<string | undefined> {
-    const credential = await credentials.open(orgId, clientId);
-    const provider = credential && credentials.provider(credential.provider);
-    if (!credential || !provider) return undefined;
-    const options = v.safeParse(provider.options, credential.options);
-    if (!options.success) return undefined;
-    const server = await client.serverOf(provider, options.output, clock.now()).catch(() => undefined);
-    const endpoint = server?.as.authorization_endpoint;
-    return endpoint ? new URL(endpoint).origin : undefined;
+  /**
+   * The origin of the provider's authorization endpoint, from its (cached) discovery, for the page's
+   * CSP. Read from the credential's public options: drawing a page opens no secret. A provider with
+   * write-only options fails its schema on the public part alone; no endpoint depends on a write-only
+   * option, so the stored public options (checked when written) serve as they are.
+   */
+  async function originOf(
+    provider: SsoProvider<string, unknown>,
+    stored: Readonly<Record<string, unknown>>,
+  ): Promise<string | undefined> {
+    const parsed = v.safeParse(provider.options, stored);
+    const options = parsed.success ? parsed.output : stored;
+    try {
+      const server = await client.serverOf(provider, options, clock.now());
+      const endpoint = server.as.authorization_endpoint;
+      return endpoint ? new URL(endpoint).origin : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   return {
@@ -40,7 +50,7 @@ export function createSsoAuthenticator(deps: {
           const provider = credentials.provider(c.provider);
           if (!provider) return [];
           return [
-            originOf(orgId, c.clientId).then((origin) => ({
+            originOf(provider, c.options).then((origin) => ({
               clientId: c.clientId,
               name: c.label || provider.displayName,
               provider: c.provider,

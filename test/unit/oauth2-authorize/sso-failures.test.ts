@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { ServiceError } from '../../../core/errors.ts';
 import type { ServiceEvent } from '../../../core/events/types.ts';
+import { oauth2AuthorizeLogins } from '../../../plugins/oauth2-authorize/schema.ts';
+import { digest } from '../../../plugins/oauth2-authorize/store/digest.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { openLogin } from './fixture.ts';
 import { CREDENTIALS, opClient, type SsoLogin, startSsoLogin } from './sso-fixture.ts';
@@ -79,6 +82,46 @@ describe('which SSO buttons the hosted login offers', () => {
     expect(opened.html).toContain(`action="${f.s.url}/oauth2/authorize/sso"`);
     expect(opened.page.headers.get('content-security-policy')).toContain(`form-action 'self'`);
     expect(opened.page.headers.get('content-security-policy')).toContain(f.op.issuer);
+  });
+
+  it('draws the buttons and the CSP form-action from public fields, opening no secret', async () => {
+    // Every unsealing goes through the service's one SecretBox: count the SSO credentials' openings.
+    const box = f.s.service.ctx.secrets;
+    const open = box.open.bind(box);
+    const opened: string[] = [];
+    box.open = (sealed, context) => {
+      if (context.startsWith('sso-credential:')) opened.push(context);
+      return open(sealed, context);
+    };
+    try {
+      const { organization, apiKey } = await f.s.service.ctx.orgs.create('Third');
+      const as = { orgId: organization.id, key: apiKey };
+      const made = await f.s.call('POST', CREDENTIALS, {
+        ...as,
+        body: {
+          provider: 'acme',
+          client_id: 'acme-third',
+          client_secret: 'never-opened-for-a-page',
+          label: 'Third Staff',
+          enable_in_service_oidc_authz_server: true,
+          options: { acme: { issuer: f.op.issuer } },
+        },
+      });
+      await expectStatus(made, 201);
+      const client = await f.s.createClient({ redirect_uris: [f.redirectUri] }, as);
+      const a = await f.begin({ client_id: client.client_id });
+      const page = await openLogin(a.url);
+      expect(buttons(page.html)).toEqual(['Third Staff']);
+      const csp = page.page.headers.get('content-security-policy') ?? '';
+      const formAction = /form-action ([^;]+)/.exec(csp)?.[1]?.split(' ');
+      expect(formAction).toEqual(["'self'", new URL(f.redirectUri).origin, new URL(f.op.issuer).origin]);
+      expect(opened).toEqual([]);
+      // Pressing the button is what opens the credential: the count sees real unsealing.
+      await expectStatus(await f.pressButton(page, 'acme-third'), 303);
+      expect(opened.some((c) => c.endsWith(':client_secret'))).toBe(true);
+    } finally {
+      box.open = open;
+    }
   });
 
   it('refuses a hand-made start of a credential with the flag off or of another organization', async () => {
@@ -213,16 +256,68 @@ describe('the provider round trip in the hosted login', () => {
     expect(await failedWith('access_denied')).toBeDefined();
   }, 60_000);
 
-  it('finishes nothing for a replayed provider callback', async () => {
+  it('shows the page again for a replayed provider callback, and that page still signs in', async () => {
     f.op.state.decision = verified('eve');
+    const replays = (await f.s.eventsNamed('AuthenticationFailed_v1', 0)).filter(
+      (e) => e.failure_reason === 'replayed_state',
+    ).length;
     const a = await f.begin();
     const first = await f.signIn(a);
     await expectStatus(first.res, 303);
     const again = await f.callBack(first.back, first.cookie);
-    const html = await again.text();
+    const html = await again.clone().text();
     await expectStatus(again, 400);
     expect(again.headers.get('location')).toBeNull();
+    expect(messageOf(html)).toBe(
+      'This sign-in link from the provider was already used (a reload or the back button). Sign in again.',
+    );
+    expect(buttons(html)).toEqual(['Acme Staff']);
+    const failed = (await f.s.eventsNamed('AuthenticationFailed_v1', replays + 1)).filter(
+      (e) => e.failure_reason === 'replayed_state',
+    );
+    expect(failed).toHaveLength(replays + 1);
+    expect(failed.at(-1)).toMatchObject({ failed_authn_method: 'oidc' });
+    // The page is a fresh login for the same authorization request: its state, nonce and PKCE.
+    const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
+    const pressed = await f.pressButton({ cookie: first.cookie, csrfToken });
+    await expectStatus(pressed, 303);
+    const done = await f.callBack(await f.atProvider(pressed.headers.get('location')!), first.cookie);
+    await expectStatus(done, 303);
+    const callback = new URL(done.headers.get('location')!);
+    expect(callback.searchParams.get('state')).toBe(a.state);
+    const { claims } = await f.redeem(a, callback);
+    expect(claims.nonce).toBe(a.nonce);
+  }, 60_000);
+
+  it('answers an error page, never a code, for a replayed callback from another browser', async () => {
+    f.op.state.decision = verified('eve');
+    const first = await f.signIn(await f.begin());
+    await expectStatus(first.res, 303);
+    const stranger = await openLogin((await f.begin()).url);
+    const res = await f.callBack(first.back, stranger.cookie);
+    const html = await res.text();
+    await expectStatus(res, 400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(html).not.toContain('name="csrf_token"');
     expect(html).toContain('this answer from the provider was already used');
+  }, 60_000);
+
+  it('answers an error page for a replayed callback once its authorization request has expired', async () => {
+    f.op.state.decision = verified('eve');
+    const opened = await openLogin((await f.begin()).url);
+    const pressed = await f.pressButton(opened);
+    const back = await f.atProvider(pressed.headers.get('location')!);
+    await expectStatus(await f.callBack(back, opened.cookie), 303);
+    await f.s.service.ctx.storage.db
+      .update(oauth2AuthorizeLogins)
+      .set({ expiresAt: 0 })
+      .where(eq(oauth2AuthorizeLogins.loginHash, await digest(opened.csrfToken)));
+    const res = await f.callBack(back, opened.cookie);
+    const html = await res.text();
+    await expectStatus(res, 400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(html).not.toContain('name="csrf_token"');
+    expect(html).toContain('the sign-in it belonged to has expired');
     expect(await failedWith('replayed_state')).toBeDefined();
   }, 60_000);
 
@@ -296,6 +391,9 @@ describe('the provider round trip in the hosted login', () => {
   it('answers an error page for a state no sign-in was started with', async () => {
     const res = await f.callBack(new URL(`${f.callbackUrl}?state=made-up&code=x`), '');
     await expectStatus(res, 400);
-    expect(await res.text()).toContain('no sign-in with a provider was started here with this state');
+    const html = await res.text();
+    expect(html).toContain('no sign-in with a provider was started here with this state');
+    expect(html).not.toContain('name="csrf_token"');
+    expect(res.headers.get('location')).toBeNull();
   });
 });

@@ -48,6 +48,51 @@ describe('GET and POST /oauth2/userinfo', () => {
     }
   });
 
+  it("reports email_verified and phone_number_verified as each handle's verified flag", async () => {
+    const withPhone = await s.createClient({ scopes: ['openid', 'email', 'phone'] });
+    for (const [name, verified] of [
+      ['vera', true],
+      ['nick', false],
+    ] as const) {
+      const made = await s.call('POST', '/persons', {
+        body: {
+          handles: [
+            { type: 'username', value: `${name}-userinfo` },
+            { type: 'email_address', value: `${name}@userinfo.example`, verified },
+            { type: 'phone_number', value: verified ? '+4915112345678' : '+4915187654321', verified },
+          ],
+        },
+      });
+      await expectStatus(made, 201);
+      const personId: string = made.json.result.person_id;
+      const password = `a passphrase for ${name}`;
+      await expectStatus(
+        await s.call('PUT', `/persons/${personId}/credentials/password`, { body: { password } }),
+        204,
+      );
+      const { code, verifier } = await obtainCode(
+        s,
+        withPhone,
+        { scope: 'openid email phone' },
+        {
+          handle: { value: `${name}-userinfo` },
+          password,
+        },
+      );
+      const tokens = await exchange(s, withPhone, code, verifier);
+      await expectStatus(tokens, 200);
+      const res = await userinfo(`Bearer ${tokens.json.access_token}`);
+      await expectStatus(res, 200);
+      expect(await res.json()).toMatchObject({
+        sub: personId,
+        email: `${name}@userinfo.example`,
+        email_verified: verified,
+        phone_number: verified ? '+4915112345678' : '+4915187654321',
+        phone_number_verified: verified,
+      });
+    }
+  });
+
   it('answers 401 with a Bearer challenge without a token or with one that is not valid', async () => {
     for (const header of [undefined, 'Bearer not-a-token', 'Basic abc']) {
       const res = await userinfo(header);

@@ -197,6 +197,23 @@ describe('password reset through the API', () => {
     await expectStatus(await svc.confirm(token, NEW), 204);
   });
 
+  it('marks the email address the link went to verified once the reset succeeds, not before', async () => {
+    svc = await resetService();
+    const personId = await svc.addPerson('ada@example.com', OLD);
+    const verified = async () =>
+      (await svc!.call('GET', `/persons/${personId}`)).json.result.handles.find(
+        (h: { type: string }) => h.type === 'email_address',
+      )?.verified;
+    expect(await verified()).toBe(false);
+    await expectStatus(await svc.requestReset(email('ada@example.com')), 202);
+    const { token } = await svc.message(1);
+    // A refused password changes nothing: the link proves the address only when it resets.
+    await expectStatus(await svc.confirm(token, 'short'), 400);
+    expect(await verified()).toBe(false);
+    await expectStatus(await svc.confirm(token, NEW), 204);
+    expect(await verified()).toBe(true);
+  });
+
   it("revokes the person's earlier tokens, not one issued after the reset", async () => {
     svc = await resetService();
     await svc.addPerson('ada@example.com', OLD);
