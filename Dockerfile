@@ -19,9 +19,8 @@ COPY package.json package-lock.json .npmrc ./
 COPY examples/ ./examples/
 # `npm start` (bun entry/bun.ts) needs no dev dependency. Bun is a production dependency: its postinstall
 # puts the platform's binary at node_modules/bun/bin/bun.exe, checked here so a broken install fails the
-# build rather than the first start.
-RUN npm ci --omit=dev --no-audit --no-fund \
-  && npm cache clean --force \
+# build rather than the first start. SCARF_ANALYTICS=false keeps swagger-ui-dist's install from reporting.
+RUN SCARF_ANALYTICS=false npm ci --omit=dev --no-audit --no-fund \
   && node_modules/.bin/bun --version
 
 FROM ${NODE_IMAGE}
