@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { coreSettingNames, deploymentPluginSettings, sourceSettingNames } from '../helpers/settings-read.ts';
+
+const ROOT = join(import.meta.dir, '..', '..');
+const DOC = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+
+/**
+ * Settings other work is adding (metrics, workers): documented ahead of the code that reads them, so the
+ * reference is whole the day they land. Only these may be documented and not read.
+ */
+const BEING_ADDED = ['METRICS_PORT', 'METRICS_HOST', 'WORKERS'];
+
+/** The variables a reference documents: the first cell of each table row, in backticks. */
+const documentedIn = (doc: string): string[] =>
+  [...doc.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1]!);
+
+const missingFrom = (doc: string, names: Iterable<string>): string[] => {
+  const documented = new Set(documentedIn(doc));
+  return [...names].filter((n) => !documented.has(n)).sort();
+};
+
+describe('docs/configuration.md', () => {
+  it('lists every variable core reads (the keys loadConfig looks up)', () => {
+    const names = coreSettingNames();
+    // The recorder sees the schema: without these it would pass on nothing.
+    expect(names).toEqual(expect.arrayContaining(['PORT', 'MASTER_KEY', 'DATABASE_URL', 'CLIENT_IP_HEADER']));
+    expect(missingFrom(DOC, names)).toEqual([]);
+  });
+
+  it('lists every variable each plugin of the default deployment reads', () => {
+    const plugins = deploymentPluginSettings();
+    expect(plugins.find((p) => p.plugin === 'password')?.names).toContain('PASSWORD_RESET_TTL_MINUTES');
+    const missing = plugins.flatMap(({ plugin, names }) =>
+      missingFrom(DOC, names).map((n) => `${n} (${plugin})`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('lists every variable the source reads by name (process.env, env.X, envText/envInteger/envRate)', () => {
+    const found = sourceSettingNames();
+    expect(found.get('NODE_EXTRA_CA_CERTS')).toBe('adapters/fetch-delivery/bun-transport.ts');
+    expect(found.get('PORT')).toBe('scripts/healthcheck.ts');
+    const missing = missingFrom(DOC, found.keys()).map((n) => `${n} (read in ${found.get(n)})`);
+    expect(missing).toEqual([]);
+  });
+
+  it('fails on a reference that leaves a variable out', () => {
+    const withoutPort = DOC.replace(/^\|\s*`PORT`.*$/m, '');
+    expect(missingFrom(withoutPort, coreSettingNames())).toEqual(['PORT']);
+  });
+
+  it('documents nothing the code does not read, but the settings being added', () => {
+    const read = new Set([
+      ...coreSettingNames(),
+      ...deploymentPluginSettings().flatMap((p) => p.names),
+      ...sourceSettingNames().keys(),
+    ]);
+    const unread = documentedIn(DOC).filter((n) => !read.has(n));
+    expect(unread.filter((n) => !BEING_ADDED.includes(n))).toEqual([]);
+  });
+
+  it('documents each variable once', () => {
+    const names = documentedIn(DOC);
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it("holds every variable of the README's Configuration table", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Configuration'), readme.indexOf('\n## Administration'));
+    const names = documentedIn(section);
+    expect(names.length).toBeGreaterThan(10);
+    expect(missingFrom(DOC, names)).toEqual([]);
+  });
+});
