@@ -272,13 +272,23 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
       );
       return published;
     };
+    /** Waits for the deliveries; past the timeout the verdict counts what is missing as lost. */
+    const settled = async (cond: () => boolean, what: string) => {
+      try {
+        await until(cond, timeoutMs, what);
+      } catch (e) {
+        log(`${(e as Error).message}; the replicas' last errors:`);
+        for (const r of replicas)
+          for (const line of r.lines.slice(-5)) log(`  replica ${r.index}: ${line.slice(0, 400)}`);
+      }
+    };
     const deliveredAll = (published: string[]) => () =>
       published.every((id) => webhookIds.every((w) => seen.has(`${w} ${id}`)));
 
     // Undisturbed: shared consumers, no duplicates.
     const before = new Map(byIss);
     const steadyPublished = await burst();
-    await until(deliveredAll(steadyPublished), timeoutMs, 'every event of the steady burst at every webhook');
+    await settled(deliveredAll(steadyPublished), 'every event of the steady burst at every webhook');
     await Bun.sleep(1000);
     const steady = verdict(steadyPublished, before);
     log(`steady burst: ${JSON.stringify(steady)}`);
@@ -311,9 +321,8 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
       ).then(() => disruption.run(handles));
       const published = await burst();
       await disturb;
-      await until(
+      await settled(
         deliveredAll(published),
-        timeoutMs,
         `every event of the burst with ${disruption.name} at every webhook`,
       );
       disrupted = {
@@ -429,8 +438,12 @@ if (import.meta.main) {
     console.log(
       `migrations applied by ${result.migrationsAppliedBy} replica(s); a rotated API key refused by every replica after ${result.revokedKeyRefusedAfterMs} ms`,
     );
+    // With receiver faults a delivery may arrive twice: an answer later than the webhook's timeout (counted
+    // from the attempt's start, connection set-up included) is a failure to the service, retried later.
     const ok =
-      result.steady.lost === 0 && result.steady.duplicates === 0 && (result.disrupted?.lost ?? 0) === 0;
+      result.steady.lost === 0 &&
+      (scenario === 'receivers' || result.steady.duplicates === 0) &&
+      (result.disrupted?.lost ?? 0) === 0;
     process.exitCode = ok ? 0 : 1;
   } finally {
     await service?.stop();
