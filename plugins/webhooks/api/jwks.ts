@@ -3,7 +3,7 @@ import { CoreErrors } from '../../../core/errors.ts';
 import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
 import { jwksRenderer } from '../../../core/http/jwks-response.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { JwksSchema } from '../schema.ts';
 import { orgOnlySecurity, TAG } from './common.ts';
 
@@ -28,7 +28,7 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
   return new Elysia().use(ctx.auth).get(
     '/organizations/webhooks/verification-jwks',
     async ({ org, request }) => {
-      const take = buckets.take(org.id);
+      const take = await buckets.take(org.id);
       if (!take.ok)
         throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `the verification key set of organization ${org.id} is limited to 30 requests a minute (bursts of 60); retry after ${take.retryAfterSeconds} s, and cache the keys`,

@@ -21,7 +21,7 @@ import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { WebhookErrors } from '../errors.ts';
 import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, TAG } from './common.ts';
@@ -106,7 +106,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
       const total = eventsAskedFor(body, burst);
       const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
       // Only a request that would be served takes tokens: a 400 costs nothing.
-      const take = buckets.take(org.id, total);
+      const take = await buckets.take(org.id, total);
       if (!take.ok)
         throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `test events of organization ${org.id} are limited to ${perMinute} events a minute (bursts of ${burst}); this request asks for ${total}: retry after ${take.retryAfterSeconds} s`,
