@@ -165,6 +165,7 @@ export type {
 export type { MessageRecipient, Messenger, OutboundMessage, SendResult } from './ports/messenger.ts';
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
+export { publicJwkOf } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
 export {
   createMemoryBuckets,
