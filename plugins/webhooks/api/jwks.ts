@@ -57,7 +57,7 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
         operationId: 'GetOrganizationsWebhooksVerificationJwks',
         summary: 'Verification key set of webhook requests',
         description:
-          'The ES256 keys that sign webhook requests, chosen by the JWT header kid. Public: Service-OrgID only. Rate-limited per organization to 30 requests a minute with bursts of 60 (per replica); cache the keys (Cache-Control, ETag and If-None-Match are honoured).',
+          'The ES256 keys that sign webhook requests, chosen by the JWT header kid. Public: Service-OrgID only. Rate-limited per organization to 30 requests a minute with bursts of 60 (shared by all replicas); cache the keys (Cache-Control, ETag and If-None-Match are honoured).',
         tags: [TAG],
         security: orgOnlySecurity,
         responses: { 304: { description: 'Not modified: the ETag still names the current key set' } },
