@@ -165,13 +165,17 @@ export type {
 export type { MessageRecipient, Messenger, OutboundMessage, SendResult } from './ports/messenger.ts';
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
+export { publicJwkOf } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
 export {
+  createMemoryBuckets,
+  createSharedBuckets,
   createTokenBuckets,
+  type SharedBucketOptions,
   type TakeResult,
   type TokenBucketOptions,
   type TokenBuckets,
-} from './rate-limit.ts';
+} from './rate-limit/index.ts';
 // SSO providers: a provider is a value the sso plugin lists; third parties publish their own.
 export {
   defineSsoProvider,

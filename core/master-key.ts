@@ -55,7 +55,8 @@ function refuseForgottenKeyFile(config: Config): void {
   if ((config.masterKey ?? []).some((entry) => keyBytes(entry) === kept)) return;
   throw new Error(
     `MASTER_KEY does not list the key in ${file}, which sealed the secrets of this embedded database: ` +
-      "list it after the new key (MASTER_KEY=new:<key>,old:<the file's key>) and run `secrets reseal`, " +
+      "list it after the new key, as it is in the file, with no id (MASTER_KEY=new:<key>,<the file's key>) " +
+      'and run `secrets reseal`, ' +
       'or remove the file if that data is to be abandoned',
   );
 }

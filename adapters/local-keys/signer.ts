@@ -11,7 +11,7 @@ import {
 import type { SealedColumn } from '../../core/db/reseal.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { SecretBox } from '../../core/ports/secret-box.ts';
-import type { Jwks, PublicJwk, Signer } from '../../core/ports/signer.ts';
+import { type Jwks, type PublicJwk, publicJwkOf, type Signer } from '../../core/ports/signer.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { signingKeys } from './schema.ts';
 
@@ -64,16 +64,7 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
     const pub = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(pub);
     const priv = await exportJWK(privateKey);
-    const publicJwk: PublicJwk = {
-      kty: 'EC',
-      crv: 'P-256',
-      alg: 'ES256',
-      use: 'sig',
-      key_ops: ['verify'],
-      kid,
-      x: pub.x!,
-      y: pub.y!,
-    };
+    const publicJwk = publicJwkOf({ kid, x: pub.x!, y: pub.y! });
     return {
       kid,
       orgId,
@@ -115,7 +106,9 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
     const jwk = JSON.parse(await secrets.open(current.privateSealed, context(current.kid))) as JWK;
     const privateKey = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
     // Newest first: verifiers that try keys in order find the current one at once.
-    const jwks: Jwks = { keys: rows.map((r) => r.publicJwk as PublicJwk).reverse() };
+    // Rebuilt in one member order: jsonb hands back a loaded key's members in its own order, so a
+    // replica that loaded the key would otherwise serve other bytes (and ETag) than the one that made it.
+    const jwks: Jwks = { keys: rows.map((r) => publicJwkOf(r.publicJwk as PublicJwk)).reverse() };
     const keys: OrgKeys = {
       kid: current.kid,
       privateKey,

@@ -82,7 +82,7 @@ function clientIpFor(request: Request): string | undefined {
  * The caller of a request as the front door saw it: client address, user agent and origin. What plugins
  * read for events' analytics_metadata, the token_minted hook's request_metadata and per-address limits.
  *
- * @example const { clientIp } = requestContextOf(request); if (clientIp) limiter.take(`${orgId}|${clientIp}`)
+ * @example const { clientIp } = requestContextOf(request); if (clientIp) await limiter.take(`${orgId}|${clientIp}`)
  */
 export function requestContextOf(request: Request): RequestContext {
   const clientIp = clientIpFor(request);

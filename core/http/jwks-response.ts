@@ -1,5 +1,5 @@
 import { base64url, sha256 } from '../ids.ts';
-import type { Jwks } from '../ports/signer.ts';
+import { type Jwks, publicJwkOf } from '../ports/signer.ts';
 
 /** A key set as served: its JSON body and a strong ETag of that body. */
 export interface RenderedJwks {
@@ -8,7 +8,7 @@ export interface RenderedJwks {
 }
 
 /**
- * Renders key sets for serving with a strong ETag. The Signer hands back the same Jwks object while its
+ * Renders key sets for serving with a strong ETag, each key's members in one fixed order. The Signer hands back the same Jwks object while its
  * cache holds, so the body and its digest are computed once per key set, not per request.
  *
  * @example
@@ -21,7 +21,8 @@ export function jwksRenderer(): (jwks: Jwks) => Promise<RenderedJwks> {
     let r = rendered.get(jwks);
     if (!r) {
       r = (async () => {
-        const body = JSON.stringify({ keys: jwks.keys });
+        // Canonical: the same keys give the same bytes whichever replica made or loaded them.
+        const body = JSON.stringify({ keys: jwks.keys.map(publicJwkOf) });
         return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
       })();
       rendered.set(jwks, r);

@@ -21,3 +21,6 @@ export const apiKeys = pgTable(
   },
   (t) => [index('api_keys_org_idx').on(t.orgId)],
 );
+
+// Core's migration set is generated from this file: every table core owns is reachable from here.
+export { rateBuckets } from '../rate-limit/schema.ts';

@@ -12,6 +12,22 @@ export interface PublicJwk {
   y: string;
 }
 
+/**
+ * A public key in the one member order it is served in. JSON keeps members in insertion order, and a
+ * key read back from jsonb has them in jsonb's order: every replica must serve the same bytes (and so
+ * the same ETag) for the same keys.
+ */
+export const publicJwkOf = (k: Pick<PublicJwk, 'kid' | 'x' | 'y'>): PublicJwk => ({
+  kty: 'EC',
+  crv: 'P-256',
+  alg: 'ES256',
+  use: 'sig',
+  key_ops: ['verify'],
+  kid: k.kid,
+  x: k.x,
+  y: k.y,
+});
+
 export interface Jwks {
   keys: PublicJwk[];
 }

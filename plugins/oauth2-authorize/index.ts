@@ -8,7 +8,7 @@ import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts'
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
 import { createFamilyRevoker } from './grants/revocation.ts';
@@ -113,7 +113,13 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         }),
         userInfo: createUserInfo({ server, directory }),
         readContext: requestContextReader(ctx.headers),
-        perAddress: createTokenBuckets({ clock, perMinute: rate.perMinute, capacity: rate.burst }),
+        perAddress: createTokenBuckets({
+          name: 'oauth2-authorize-address',
+          clock,
+          storage,
+          perMinute: rate.perMinute,
+          capacity: rate.burst,
+        }),
         baseUrl,
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,

@@ -4,7 +4,7 @@ import { ServiceError } from '../../core/errors.ts';
 import { pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
-import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { Login, LoginAnswer } from './login.ts';
@@ -94,7 +94,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         try {
           const rc = deps.readContext(request);
           if (rc.clientIp) {
-            const take = deps.perAddress.take(rc.clientIp);
+            const take = await deps.perAddress.take(rc.clientIp);
             if (!take.ok)
               throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
                 headers: { 'retry-after': String(take.retryAfterSeconds) },

@@ -6,7 +6,7 @@ import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, envText, type Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { revokePersonTokens } from '../../core/tokens/revoke-person-tokens.ts';
 import { createPasswordAuthenticator } from './authenticator.ts';
 import { createCredentialStore } from './credentials.ts';
@@ -90,8 +90,14 @@ export const password = (options: PasswordOptions = {}) => {
         parallelism:
           s.PASSWORD_ARGON2_PARALLELISM ?? options.argon2?.parallelism ?? DEFAULT_ARGON2.parallelism,
       });
-      const buckets = (rate: Rate) =>
-        createTokenBuckets({ clock: ctx.clock, perMinute: rate.perMinute, capacity: rate.burst });
+      const buckets = (name: string, rate: Rate) =>
+        createTokenBuckets({
+          name: `password-${name}`,
+          clock: ctx.clock,
+          storage: ctx.storage,
+          perMinute: rate.perMinute,
+          capacity: rate.burst,
+        });
       const credentials = createCredentialStore({ storage: ctx.storage, clock: ctx.clock });
       const ttlMinutes = s.PASSWORD_RESET_TTL_MINUTES ?? minutes;
       const resetTokens = createResetTokens({
@@ -109,9 +115,10 @@ export const password = (options: PasswordOptions = {}) => {
         settings: resetSettings,
         render: ctx.messages.template(passwordResetTemplate),
         perHandle: buckets(
+          'reset-handle',
           s.PASSWORD_RESET_HANDLE_RATE_LIMIT ?? options.resetHandleRateLimit ?? { perMinute: 2, burst: 3 },
         ),
-        perAddress: buckets(resetAddressRate),
+        perAddress: buckets('reset-address', resetAddressRate),
         log: ctx.log.child({ component: 'password-reset' }),
       });
       const confirmation = createResetConfirmation({
@@ -137,9 +144,11 @@ export const password = (options: PasswordOptions = {}) => {
         clock: ctx.clock,
         log: ctx.log.child({ component: 'password' }),
         perHandle: buckets(
+          'sign-in-handle',
           s.PASSWORD_HANDLE_RATE_LIMIT ?? options.handleRateLimit ?? { perMinute: 10, burst: 10 },
         ),
         perAddress: buckets(
+          'sign-in-address',
           s.PASSWORD_ADDRESS_RATE_LIMIT ?? options.addressRateLimit ?? { perMinute: 60, burst: 100 },
         ),
       });
@@ -152,6 +161,7 @@ export const password = (options: PasswordOptions = {}) => {
         resetTokens,
         readContext: requestContextReader(ctx.headers),
         anonymousPerAddress: buckets(
+          'anonymous-address',
           s.ANONYMOUS_RATE_LIMIT ?? options.anonymousRateLimit ?? { perMinute: 10, burst: 20 },
         ),
       });
@@ -164,7 +174,7 @@ export const password = (options: PasswordOptions = {}) => {
               requests,
               confirmation,
               readContext,
-              confirmPerAddress: buckets(resetAddressRate),
+              confirmPerAddress: buckets('reset-confirm-address', resetAddressRate),
             }),
           )
           .use(resetSettingsRoutes(ctx, resetSettings)),

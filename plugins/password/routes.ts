@@ -7,7 +7,7 @@ import { errorResponses, ok } from '../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
-import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
 import type { Hasher } from './hashing.ts';
@@ -120,7 +120,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
       async ({ org, request, set }) => {
         const rc = deps.readContext(request);
         if (rc.clientIp) {
-          const take = deps.anonymousPerAddress.take(`${org.id}|${rc.clientIp}`);
+          const take = await deps.anonymousPerAddress.take(`${org.id}|${rc.clientIp}`);
           if (!take.ok)
             throw PasswordErrors.TOO_MANY_ATTEMPTS.with({
               headers: { 'retry-after': String(take.retryAfterSeconds) },

@@ -10,7 +10,7 @@ import type { EventPublisher } from '../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
@@ -116,7 +116,7 @@ export function createSignIn(deps: SignInDeps) {
   ): Promise<Verified> {
     // The address first: a client spraying many handles is stopped without using their budgets.
     if (rc.clientIp) {
-      const take = deps.perAddress.take(`${orgId}|${rc.clientIp}`);
+      const take = await deps.perAddress.take(`${orgId}|${rc.clientIp}`);
       if (!take.ok) {
         await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts from this client address');
         return {
@@ -127,7 +127,7 @@ export function createSignIn(deps: SignInDeps) {
         };
       }
     }
-    const take = deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
+    const take = await deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
     if (!take.ok) {
       await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts for this handle');
       return {

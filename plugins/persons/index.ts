@@ -4,7 +4,7 @@ import { type PersonDirectory, personDirectory } from '../../core/capabilities/p
 import { envInteger, envRate, envText, type Rate } from '../../core/contract/settings.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { groupRoutes } from './group-routes.ts';
 import { normaliseHandle } from './handles.ts';
 import { REGIONS, type Region } from './input.ts';
@@ -119,7 +119,13 @@ export const persons = (options: PersonsOptions = {}) => {
           ttlMs: (ctx.settings.EMAIL_VERIFICATION_TTL_HOURS ?? hours) * 3_600_000,
         }),
         render: ctx.messages.template(emailVerificationTemplate),
-        perPerson: createTokenBuckets({ clock: ctx.clock, perMinute: rate.perMinute, capacity: rate.burst }),
+        perPerson: createTokenBuckets({
+          name: 'persons-verification',
+          clock: ctx.clock,
+          storage: ctx.storage,
+          perMinute: rate.perMinute,
+          capacity: rate.burst,
+        }),
       });
       return {
         routes: new Elysia()

@@ -5,7 +5,7 @@ import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envRate, type Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { createCors } from './cors.ts';
 import { ingestRoutes } from './ingest-routes.ts';
 import { logoutRoutes } from './logout.ts';
@@ -55,7 +55,13 @@ export const sdk = (options: SdkOptions = {}) => {
         tokens: createPersonTokens(issuer, directory),
         readContext: requestContextReader(ctx.headers),
         // One budget for both routes: a logout costs one event.
-        perAddress: createTokenBuckets({ clock: ctx.clock, perMinute: rate.perMinute, capacity: rate.burst }),
+        perAddress: createTokenBuckets({
+          name: 'sdk-address',
+          clock: ctx.clock,
+          storage: ctx.storage,
+          perMinute: rate.perMinute,
+          capacity: rate.burst,
+        }),
         rate,
       };
       return {

@@ -10,7 +10,7 @@ import { ErrorEnvelopeSchema, errorResponses, ok, writeErrorResponses } from '..
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
-import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { Cors } from './cors.ts';
 import { SdkErrors } from './errors.ts';
 import { withRequestMetadata, withTokenPerson } from './members.ts';
@@ -51,7 +51,7 @@ export function ingestRoutes(ctx: ServiceContext, deps: IngestRouteDeps) {
       const submitted = submittedEvents(body, SDK_INGEST);
       const rc = readContext(request);
       if (rc.clientIp) {
-        const take = perAddress.take(`${org.id}|${rc.clientIp}`, submitted.length);
+        const take = await perAddress.take(`${org.id}|${rc.clientIp}`, submitted.length);
         if (!take.ok) throw tooMany(take.retryAfterSeconds, rate);
       }
       const bearer = bearerOf(request);

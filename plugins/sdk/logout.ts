@@ -8,7 +8,7 @@ import { ErrorEnvelopeSchema, errorResponses, writeErrorResponses } from '../../
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
-import type { TokenBuckets } from '../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { Cors } from './cors.ts';
 import { tooMany } from './ingest-routes.ts';
 import { withRequestMetadata } from './members.ts';
@@ -56,7 +56,7 @@ export function logoutRoutes(ctx: ServiceContext, deps: LogoutDeps) {
       await cors.check(request, org.id, set);
       const rc = readContext(request);
       if (rc.clientIp) {
-        const take = perAddress.take(`${org.id}|${rc.clientIp}`);
+        const take = await perAddress.take(`${org.id}|${rc.clientIp}`);
         if (!take.ok) throw tooMany(take.retryAfterSeconds, rate);
       }
       const members = logoutMembers(await readIngestBody(request, 8192, { optional: true }));

@@ -4,7 +4,7 @@ import { envRate } from '../../core/contract/settings.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
-import { createTokenBuckets } from '../../core/rate-limit.ts';
+import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { operatorRoutes } from './api/deliveries.ts';
 import { jwksRoutes } from './api/jwks.ts';
@@ -100,7 +100,9 @@ export const webhooks = (options: WebhooksOptions = {}) =>
       });
       const operator = createOperatorStore({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock });
       const buckets = createTokenBuckets({
+        name: 'webhooks-jwks',
         clock: ctx.clock,
+        storage: ctx.storage,
         capacity: options.jwksRateLimit?.burst ?? 60,
         perMinute: options.jwksRateLimit?.perMinute ?? 30,
       });
@@ -113,7 +115,9 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         burst: configured?.burst ?? options.testEventRateLimit?.burst ?? TEST_EVENT_RATE_LIMIT.burst,
       };
       const testEventBuckets = createTokenBuckets({
+        name: 'webhooks-test-events',
         clock: ctx.clock,
+        storage: ctx.storage,
         capacity: testEvents.burst,
         perMinute: testEvents.perMinute,
       });
@@ -122,7 +126,9 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         burst: options.resendRateLimit?.burst ?? RESEND_RATE_LIMIT.burst,
       };
       const resendBuckets = createTokenBuckets({
+        name: 'webhooks-resend',
         clock: ctx.clock,
+        storage: ctx.storage,
         capacity: resends.burst,
         perMinute: resends.perMinute,
       });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { jwksRenderer } from '../../core/http/jwks-response.ts';
 import type { Signer } from '../../core/ports/signer.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 
@@ -36,6 +37,26 @@ export function signerContract(name: string, makeHarness: () => Promise<SignerHa
       const { payload } = await jwtVerify(jwt, createLocalJWKSet(jwks), { algorithms: ['ES256'] });
       expect(payload.sub).toBe('x');
       expect((await h.signer.verify(o, jwt)).sub).toBe('x');
+    });
+
+    it('serves byte-identical key sets and ETags from the replica that made the key and one that loaded it', async () => {
+      const o = org();
+      const made = await h.signer.jwks(o);
+      const loaded = await h.another().jwks(o);
+      const [a, b] = [await jwksRenderer()(made), await jwksRenderer()(loaded)];
+      expect(JSON.stringify(loaded)).toBe(JSON.stringify(made));
+      expect(b.body).toBe(a.body);
+      expect(b.etag).toBe(a.etag);
+      expect(Object.keys(JSON.parse(a.body).keys[0])).toEqual([
+        'kty',
+        'crv',
+        'alg',
+        'use',
+        'key_ops',
+        'kid',
+        'x',
+        'y',
+      ]);
     });
 
     it('publishes keys with exactly the fields of the spec', async () => {

@@ -5,7 +5,7 @@ import type { Logger } from '../../../core/log.ts';
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext, Worker } from '../../../core/plugin.ts';
 import { ack, type Delivered, drop, type Outcome, type Subscription } from '../../../core/ports/event-bus.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { PasswordErrors } from '../errors.ts';
 import { type ResetSettings, resetLink } from './settings.ts';
 import { passwordResetTemplate } from './template.ts';
@@ -50,11 +50,11 @@ export function createResetRequests(deps: ResetRequestDeps) {
 
   async function accept(orgId: string, given: PersonHandle, rc: RequestContext): Promise<void> {
     if (rc.clientIp) {
-      const take = deps.perAddress.take(`${orgId}|${rc.clientIp}`);
+      const take = await deps.perAddress.take(`${orgId}|${rc.clientIp}`);
       if (!take.ok) throw tooMany(take.retryAfterSeconds, 'from this address');
     }
     const handle = directory.normaliseHandle(given);
-    const take = deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
+    const take = await deps.perHandle.take(`${orgId}|${handle.type}|${handle.value}`);
     if (!take.ok) throw tooMany(take.retryAfterSeconds, 'for this handle');
     const request: ResetRequest = {
       request_id: uuidv7(ctx.clock.now()),

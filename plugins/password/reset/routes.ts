@@ -6,7 +6,7 @@ import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-pag
 import { errorDoc } from '../../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { PasswordErrors } from '../errors.ts';
 import type { ResetConfirmation } from './confirm.ts';
 import { resetDonePage, resetFormPage, resetRefusedPage } from './page.ts';
@@ -60,9 +60,9 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
   });
 
   /** The confirmation limit per client address; a 429 that says when to retry. */
-  function limitConfirmations(rc: RequestContext) {
+  async function limitConfirmations(rc: RequestContext) {
     if (!rc.clientIp) return;
-    const take = deps.confirmPerAddress.take(rc.clientIp);
+    const take = await deps.confirmPerAddress.take(rc.clientIp);
     if (!take.ok)
       throw PasswordErrors.TOO_MANY_ATTEMPTS.with({
         headers: { 'retry-after': String(take.retryAfterSeconds) },
@@ -98,7 +98,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
     .post(
       '/authenticate/password/reset/confirm',
       async ({ org, body, request, set }) => {
-        limitConfirmations(deps.readContext(request));
+        await limitConfirmations(deps.readContext(request));
         await confirmation.confirm(body.token, body.password, org.id);
         set.status = 204;
       },
@@ -166,7 +166,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
         const refusal = guard.refusal(request, form.csrf_token);
         if (refusal) return refusedPage(PasswordErrors.RESET_FORM_FORBIDDEN(refusal));
         try {
-          limitConfirmations(deps.readContext(request));
+          await limitConfirmations(deps.readContext(request));
           const reset = await confirmation.open(form.token);
           const organization = (await ctx.orgs.get(reset.orgId))?.name ?? '';
           const again = (status: number, error: string) =>

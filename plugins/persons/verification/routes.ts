@@ -6,7 +6,7 @@ import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-pag
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { PersonErrors } from '../errors.ts';
 import { HANDLE_TYPES, normaliseHandle } from '../handles.ts';
 import { personIdOf } from '../input.ts';
@@ -76,7 +76,7 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
             `body.handle: ${JSON.stringify(handle.value)} is not a handle of person ${personId}`,
           );
         if (held.verified) throw PersonErrors.HANDLE_ALREADY_VERIFIED(handle.value);
-        const take = deps.perPerson.take(`${org.id}|${personId}`);
+        const take = await deps.perPerson.take(`${org.id}|${personId}`);
         if (!take.ok)
           throw PersonErrors.TOO_MANY_VERIFICATIONS.with({
             headers: { 'retry-after': String(take.retryAfterSeconds) },

@@ -12,7 +12,7 @@ import {
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import {
   DeliveriesQuery,
   DeliveryIdParams,
@@ -68,8 +68,8 @@ export function operatorRoutes(
   limit: ResendLimit,
 ) {
   const names = ctx.headers;
-  const takeResend = (orgId: string) => {
-    const take = limit.buckets.take(orgId);
+  const takeResend = async (orgId: string) => {
+    const take = await limit.buckets.take(orgId);
     if (!take.ok)
       throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
         `resends of organization ${orgId} are limited to ${limit.perMinute} a minute (bursts of ${limit.burst}), counting each resend and recover call: retry after ${take.retryAfterSeconds} s`,
@@ -111,7 +111,7 @@ export function operatorRoutes(
         const id = checkWebhookId(params.webhook_id);
         const deliveryId = checkDeliveryId(params.delivery_id);
         await webhooks.get(org.id, id);
-        takeResend(org.id);
+        await takeResend(org.id);
         const made = await consistent(request, names, () => deliveries.resend(org.id, id, deliveryId));
         set.status = 202;
         return ok(made);
@@ -143,7 +143,7 @@ export function operatorRoutes(
         const id = checkWebhookId(params.webhook_id);
         const since = sinceOf(body.since);
         await webhooks.get(org.id, id);
-        takeResend(org.id);
+        await takeResend(org.id);
         const ids = await consistent(request, names, () => deliveries.recover(org.id, id, since));
         set.status = 202;
         return ok({ recovered: ids.length, delivery_ids: ids });

@@ -3,7 +3,7 @@ import { CoreErrors } from '../../../core/errors.ts';
 import { ErrorEnvelopeSchema } from '../../../core/http/envelope.ts';
 import { jwksRenderer } from '../../../core/http/jwks-response.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { JwksSchema } from '../schema.ts';
 import { orgOnlySecurity, TAG } from './common.ts';
 
@@ -28,7 +28,7 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
   return new Elysia().use(ctx.auth).get(
     '/organizations/webhooks/verification-jwks',
     async ({ org, request }) => {
-      const take = buckets.take(org.id);
+      const take = await buckets.take(org.id);
       if (!take.ok)
         throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `the verification key set of organization ${org.id} is limited to 30 requests a minute (bursts of 60); retry after ${take.retryAfterSeconds} s, and cache the keys`,
@@ -57,7 +57,7 @@ export function jwksRoutes(ctx: ServiceContext, buckets: TokenBuckets, maxAgeSec
         operationId: 'GetOrganizationsWebhooksVerificationJwks',
         summary: 'Verification key set of webhook requests',
         description:
-          'The ES256 keys that sign webhook requests, chosen by the JWT header kid. Public: Service-OrgID only. Rate-limited per organization to 30 requests a minute with bursts of 60 (per replica); cache the keys (Cache-Control, ETag and If-None-Match are honoured).',
+          'The ES256 keys that sign webhook requests, chosen by the JWT header kid. Public: Service-OrgID only. Rate-limited per organization to 30 requests a minute with bursts of 60 (shared by all replicas); cache the keys (Cache-Control, ETag and If-None-Match are honoured).',
         tags: [TAG],
         security: orgOnlySecurity,
         responses: { 304: { description: 'Not modified: the ETag still names the current key set' } },

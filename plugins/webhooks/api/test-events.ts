@@ -21,7 +21,7 @@ import { parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
-import type { TokenBuckets } from '../../../core/rate-limit.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { WebhookErrors } from '../errors.ts';
 import { TEST_EVENT_LIMITS, TestEventSchema, TestEventsSchema } from '../schema.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, TAG } from './common.ts';
@@ -106,7 +106,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
       const total = eventsAskedFor(body, burst);
       const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
       // Only a request that would be served takes tokens: a 400 costs nothing.
-      const take = buckets.take(org.id, total);
+      const take = await buckets.take(org.id, total);
       if (!take.ok)
         throw CoreErrors.RATE_LIMITED.with({ headers: { 'retry-after': String(take.retryAfterSeconds) } })(
           `test events of organization ${org.id} are limited to ${perMinute} events a minute (bursts of ${burst}); this request asks for ${total}: retry after ${take.retryAfterSeconds} s`,
@@ -160,7 +160,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
       detail: {
         operationId: 'PostTestEvents',
         summary: 'Publish test events',
-        description: `A list of {event_name, count (default 1, at most ${TEST_EVENT_LIMITS.count}), duplicates (default false), analytics_correlation_id}: at most ${TEST_EVENT_LIMITS.specs} entries and ${burst} events in all. event_name is a catalogue name (MitmAttackDetectedV1 also names MitmAttackDetected_v1). Each event is built from a realistic sample of its payload, with is_test_event true, and published: webhooks with a matching trigger are called. duplicates publishes each event twice with the same event_id. Answers the events as published, each with event_id, event_name, timestamp and organization_id at the top. Rate-limited per organization to ${perMinute} events a minute with bursts of ${burst} (per replica; each event counts, duplicates twice): 429 with Retry-After beyond.`,
+        description: `A list of {event_name, count (default 1, at most ${TEST_EVENT_LIMITS.count}), duplicates (default false), analytics_correlation_id}: at most ${TEST_EVENT_LIMITS.specs} entries and ${burst} events in all. event_name is a catalogue name (MitmAttackDetectedV1 also names MitmAttackDetected_v1). Each event is built from a realistic sample of its payload, with is_test_event true, and published: webhooks with a matching trigger are called. duplicates publishes each event twice with the same event_id. Answers the events as published, each with event_id, event_name, timestamp and organization_id at the top. Rate-limited per organization to ${perMinute} events a minute with bursts of ${burst} (shared by all replicas; each event counts, duplicates twice): 429 with Retry-After beyond.`,
         tags: [TAG],
         security: apiKeySecurity,
       },

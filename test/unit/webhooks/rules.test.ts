@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'bun:test';
-import { createTokenBuckets } from '../../../core/rate-limit.ts';
 import { formatDuration, parseDuration, parseTimeout } from '../../../plugins/webhooks/api/duration.ts';
 import { canonicalTrigger } from '../../../plugins/webhooks/api/trigger-input.ts';
 import { backoffMs, nextAfterFailure, RETRY_WINDOW_MS } from '../../../plugins/webhooks/pipeline/backoff.ts';
 import { customHeaderProblems } from '../../../plugins/webhooks/store/custom-headers.ts';
-import { manualClock } from '../../helpers/clock.ts';
 
 describe('timeout durations', () => {
   it.each([
@@ -154,42 +152,6 @@ describe('the retry schedule', () => {
     // A fifth attempt that ran at 29.5 minutes would push the sixth past the window.
     expect(nextAfterFailure(5, 29.5 * MIN, 0)).toEqual({ drop: true });
     expect(nextAfterFailure(6, 25 * MIN, 0)).toEqual({ drop: true });
-  });
-});
-
-describe('the token bucket', () => {
-  it('allows bursts of 60, then 30 a minute, with a Retry-After', () => {
-    const clock = manualClock();
-    const buckets = createTokenBuckets({ clock, capacity: 60, perMinute: 30 });
-    for (let i = 0; i < 60; i++) expect(buckets.take('org').ok).toBe(true);
-    expect(buckets.take('org')).toEqual({ ok: false, retryAfterSeconds: 2 });
-    expect(buckets.take('other').ok).toBe(true);
-    clock.advance(2000);
-    expect(buckets.take('org').ok).toBe(true);
-    expect(buckets.take('org').ok).toBe(false);
-    clock.advance(60_000);
-    let n = 0;
-    while (buckets.take('org').ok) n++;
-    expect(n).toBe(30);
-  });
-
-  it('takes one token per event of a weighted request, and says when enough are back', () => {
-    const clock = manualClock();
-    const buckets = createTokenBuckets({ clock, capacity: 50, perMinute: 10 });
-    expect(buckets.take('org', 30)).toEqual({ ok: true, remaining: 20 });
-    // One token short: back in 6 s at 10 a minute. A refusal takes nothing.
-    expect(buckets.take('org', 21)).toEqual({ ok: false, retryAfterSeconds: 6 });
-    expect(buckets.take('org', 20)).toEqual({ ok: true, remaining: 0 });
-    expect(buckets.take('org', 5)).toEqual({ ok: false, retryAfterSeconds: 30 });
-    clock.advance(30_000);
-    expect(buckets.take('org', 5)).toEqual({ ok: true, remaining: 0 });
-  });
-
-  it('forgets full buckets rather than grow without bound', () => {
-    const clock = manualClock();
-    const buckets = createTokenBuckets({ clock, maxKeys: 100 });
-    for (let i = 0; i < 1000; i++) buckets.take(`org-${i}`);
-    expect(buckets.size).toBeLessThanOrEqual(100);
   });
 });
 
