@@ -183,6 +183,16 @@ const EnvSchema = v.object({
     str('MAIL_RETRY_WINDOW_MINUTES', 'must be an integer from 1 to 1440', isInt(1, 1440)),
     '60',
   ),
+  METRICS_PORT: v.optional(
+    str(
+      'METRICS_PORT',
+      'must be an integer from 0 to 65535 (0: a free port, logged at start)',
+      isInt(0, 65535),
+    ),
+  ),
+  METRICS_HOST: v.optional(
+    str('METRICS_HOST', 'must be a host name or IP address', (s) => /^[A-Za-z0-9.:-]+$/.test(s)),
+  ),
   REGION: v.optional(
     str('REGION', 'must be a region name of 1 to 64 lower-case letters, digits and -', (s) =>
       /^[a-z0-9][a-z0-9-]{0,63}$/.test(s),
@@ -292,6 +302,14 @@ export interface Config {
   mailRetryWindowMs: number;
   /** The region that holds the deployment's data: the `region` of `_InRegion` events. @default 'us-iowa' */
   region: string;
+  /**
+   * METRICS_PORT: the port of a second listener that serves only GET /metrics (Prometheus text) and
+   * /healthz; undefined turns metrics off (nothing is counted). 0 lets the system choose. With WORKERS,
+   * worker i listens on METRICS_PORT + i.
+   */
+  metricsPort: number | undefined;
+  /** METRICS_HOST: the address of the metrics listener. @default '127.0.0.1' */
+  metricsHost: string;
   /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
   environment: Readonly<Env>;
 }
@@ -329,6 +347,27 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     problems.push(
       'CLIENT_IP_HEADER is no longer read: set TRUSTED_PROXY_HOPS to the number of proxies in front that append to X-Forwarded-For',
     );
+  if (e.METRICS_HOST && e.METRICS_PORT === undefined)
+    problems.push(
+      `METRICS_HOST is set (${JSON.stringify(e.METRICS_HOST)}) but METRICS_PORT is not: metrics are off until METRICS_PORT names their port`,
+    );
+  // With WORKERS, worker i serves its metrics on METRICS_PORT + i: the whole range must fit and miss PORT.
+  if (e.METRICS_PORT !== undefined && Number(e.METRICS_PORT) !== 0) {
+    const first = Number(e.METRICS_PORT);
+    const count = workersFor(e.WORKERS, e.DATABASE_URL);
+    const last = first + count - 1;
+    const range = count > 1 ? `${first} to ${last}, one port per worker` : String(first);
+    if (last > 65535)
+      problems.push(
+        `METRICS_PORT must leave room for one port per worker: ${count} workers from ${first} go past 65535`,
+      );
+    else if (Number(e.PORT) >= first && Number(e.PORT) <= last)
+      problems.push(
+        count > 1
+          ? `METRICS_PORT must keep PORT (${Number(e.PORT)}) out of the metrics ports (${range}): metrics have listeners of their own, off the public port`
+          : `METRICS_PORT must differ from PORT (both are ${first}): metrics have a listener of their own, off the public port`,
+      );
+  }
   let extraCaPem: string | undefined;
   if (e.NODE_EXTRA_CA_CERTS) {
     try {
@@ -380,6 +419,8 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     mailTemplatesDir: e.MAIL_TEMPLATES_DIR,
     mailRetryWindowMs: Number(e.MAIL_RETRY_WINDOW_MINUTES) * 60_000,
     region: e.REGION,
+    metricsPort: e.METRICS_PORT === undefined ? undefined : Number(e.METRICS_PORT),
+    metricsHost: e.METRICS_HOST ?? '127.0.0.1',
     environment: Object.freeze({ ...env }),
   };
 }

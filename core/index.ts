@@ -114,6 +114,7 @@ export {
   pageResponse,
   readForm,
 } from './http/hosted-page.ts';
+export { requestLogFields, setRequestOrg } from './http/request-facts.ts';
 export { parseOrThrow } from './http/validation.ts';
 // Identifiers and secrets.
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
@@ -128,6 +129,22 @@ export {
   type RenderedMessage,
   type TemplateRenderer,
 } from './messaging/templates.ts';
+// Metrics: counters, histograms and gauges with fixed labels (`ctx.metrics`), served on METRICS_PORT.
+export {
+  type CounterMetric,
+  type CounterSeries,
+  type GaugeMetric,
+  type GaugeSeries,
+  type GaugeSpec,
+  type HistogramMetric,
+  type HistogramSeries,
+  type HistogramSpec,
+  LATENCY_BUCKETS,
+  type LabelledMetric,
+  type MetricLabels,
+  type MetricSpec,
+  type Metrics,
+} from './metrics/types.ts';
 export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
 export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 // The plugin contract.
@@ -155,6 +172,7 @@ export {
   type OutgoingMessage,
   retry,
   type Subscription,
+  type TopicStats,
 } from './ports/event-bus.ts';
 export type {
   DeliveryErrorKind,

@@ -9,6 +9,7 @@ import type { OrgAuth } from './http/auth.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import type { Messages } from './messaging/messages.ts';
+import type { Metrics } from './metrics/types.ts';
 import type { OrganizationStore } from './organizations/store.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
@@ -48,6 +49,11 @@ export interface ServiceContext {
   capability<T>(cap: Capability<T>): T | undefined;
   /** Messages to people: templates and durable sending (SMTP, or the development outbox). */
   readonly messages: Messages;
+  /**
+   * Counters, histograms and gauges with fixed label names, served in the Prometheus format on
+   * METRICS_PORT (no-ops when it is unset). Make them in setup, take their series once, count on the way.
+   */
+  readonly metrics: Metrics;
 }
 
 /** The context of one plugin: the service's, plus that plugin's own settings. */

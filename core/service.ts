@@ -16,6 +16,11 @@ import type { MessageCounters } from './messaging/counters.ts';
 import { createMessageQueue } from './messaging/queue.ts';
 import { templateFilesIn } from './messaging/template-files.ts';
 import { prepareTemplate } from './messaging/templates.ts';
+import { messageCounters, publishedEvents, registerQueueGauges } from './metrics/core-series.ts';
+import { metricsEndpoint } from './metrics/endpoint.ts';
+import { createRequestMetrics } from './metrics/http.ts';
+import { createNoMetrics } from './metrics/no-op.ts';
+import { createPrometheusMetrics } from './metrics/prometheus.ts';
 import { migrations as coreMigrations } from './organizations/migrations/index.ts';
 import { organizationRoutes } from './organizations/routes.ts';
 import { createOrganizationStore } from './organizations/store.ts';
@@ -142,6 +147,11 @@ export async function composeService(options: ComposeOptions) {
   const auth = orgAuth({ orgs, names: headers, seed: crypto.randomUUID() });
   const capabilities = createCapabilityRegistry();
   const hookRegistry = createHookRegistry();
+  // Metrics are kept only when METRICS_PORT gives them somewhere to go; otherwise every series is a
+  // no-op, and the code that counts runs the same either way.
+  const prometheus = config.metricsPort !== undefined ? createPrometheusMetrics(log) : undefined;
+  const metrics = prometheus ?? createNoMetrics();
+  registerQueueGauges(metrics, ports.bus);
   const queue = createMessageQueue({
     bus: ports.bus,
     messenger: ports.messenger,
@@ -149,7 +159,7 @@ export async function composeService(options: ComposeOptions) {
     clock: ports.clock,
     log,
     retryWindowMs: config.mailRetryWindowMs,
-    ...(options.messageCounters ? { counters: options.messageCounters } : {}),
+    counters: messageCounters(metrics, options.messageCounters),
   });
   const templateFiles = templateFilesIn(config.mailTemplatesDir);
   const ctx: ServiceContext = {
@@ -165,7 +175,9 @@ export async function composeService(options: ComposeOptions) {
       bus: ports.bus,
       clock: ports.clock,
       log: log.child({ component: 'events' }),
+      published: publishedEvents(metrics),
     }),
+    metrics,
     orgs,
     headers,
     auth,
@@ -231,6 +243,7 @@ export async function composeService(options: ComposeOptions) {
     requestTimeoutMs: config.requestTimeoutMs,
     trustedProxyHops: config.trustedProxyHops,
     log,
+    requests: createRequestMetrics(metrics),
   });
   const started: Worker[] = [];
   return {
@@ -242,6 +255,11 @@ export async function composeService(options: ComposeOptions) {
      * X-Forwarded-For) comes the client address `requestContextOf` answers.
      */
     fetchFrom: door,
+    /**
+     * The metrics listener's handler (GET /metrics, /healthz) when METRICS_PORT is set; undefined when
+     * metrics are off. The entries serve it on METRICS_HOST:METRICS_PORT, never on the public port.
+     */
+    metricsFetch: prometheus ? metricsEndpoint(prometheus) : undefined,
     ctx,
     plugins: enabled.map((p) => p.id),
     workers,

@@ -2,14 +2,14 @@
 import { serve } from './serve.ts';
 
 await serve('bun', {
-  async listen(service, config) {
+  async listen(fetch, at, config) {
     const server = Bun.serve({
-      port: config.port,
-      hostname: config.host,
+      port: at.port,
+      hostname: at.host,
       // WORKERS above 1: every worker listens on the port and the kernel spreads connections among them.
-      reusePort: config.workers > 1,
+      reusePort: at.shared ?? false,
       // The socket's address goes with the request: the client address events and rate limits use.
-      fetch: (request, server) => service.fetchFrom(request, server.requestIP(request)?.address),
+      fetch: (request, server) => fetch(request, server.requestIP(request)?.address),
       // The app refuses bodies over BODY_LIMIT with the envelope; this is only the server's own backstop
       // (Bun's default), far enough above it that clients see the envelope, not Bun's bare 413.
       maxRequestBodySize: Math.max(config.bodyLimit * 2, 128 * 1024 * 1024),
@@ -18,7 +18,7 @@ await serve('bun', {
       idleTimeout: Math.min(255, Math.ceil(config.requestTimeoutMs / 1000) + 5),
     });
     return {
-      port: server.port ?? config.port,
+      port: server.port ?? at.port,
       // Stops accepting connections; requests in flight finish first.
       close: () => server.stop(false),
     };

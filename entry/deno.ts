@@ -9,11 +9,11 @@ declare const Deno: {
 };
 
 await serve('deno', {
-  async listen(service, config) {
+  async listen(fetch, at) {
     const server = Deno.serve(
-      { port: config.port, hostname: config.host, onListen: () => {} },
+      { port: at.port, hostname: at.host, onListen: () => {} },
       // The socket's address goes with the request: the client address events and rate limits use.
-      (request, info) => service.fetchFrom(request, info.remoteAddr.hostname),
+      (request, info) => fetch(request, info.remoteAddr.hostname),
     );
     return { port: server.addr.port, close: () => server.shutdown() };
   },

@@ -33,7 +33,7 @@ export function startSteps(config: Config, print: (text: string) => void = conso
  * Fails fast when HOST:PORT is taken, before a data directory, key or database is made for a server
  * that could not run. A port freed in between is harmless; one taken in between still fails at listen.
  */
-export function checkPortFree(host: string, port: number): Promise<void> {
+export function checkPortFree(host: string, port: number, variable = 'PORT'): Promise<void> {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createServer();
@@ -41,7 +41,7 @@ export function checkPortFree(host: string, port: number): Promise<void> {
       reject(
         new Error(
           e.code === 'EADDRINUSE'
-            ? `cannot listen on ${host}:${port}: the port is in use (set PORT or stop the other server)`
+            ? `cannot listen on ${host}:${port}: the port is in use (set ${variable} or stop the other server)`
             : `cannot listen on ${host}:${port}: ${e.message}`,
         ),
       ),

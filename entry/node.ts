@@ -28,19 +28,16 @@ function answerClientError(error: Error & { code?: string }, socket: Socket) {
 
 await serve('node', {
   adapter: node(),
-  async listen(service, config) {
+  async listen(fetch, at, config) {
     // srvx is the server @elysiajs/node listens with; called directly so requests pass the body limit.
     const server = listen({
-      port: config.port,
-      hostname: config.host,
+      port: at.port,
+      hostname: at.host,
       // WORKERS above 1: a shared (not exclusive) listen, which Node's cluster hands to every worker.
-      reusePort: config.workers > 1,
+      reusePort: at.shared ?? false,
       // srvx's request carries the socket's remote address as `ip` (X-Forwarded-For is not trusted there).
       fetch: (request) =>
-        service.fetchFrom(
-          request,
-          'ip' in request && typeof request.ip === 'string' ? request.ip : undefined,
-        ),
+        fetch(request, 'ip' in request && typeof request.ip === 'string' ? request.ip : undefined),
       silent: true,
       // Node's own limit (300 s) kept past REQUEST_TIMEOUT_MS, so a stalled body gets the app's 408.
       node: { requestTimeout: config.requestTimeoutMs + 5000 },

@@ -11,11 +11,38 @@ import { isWorkerProcess, reportListening, superviseWorkers, workerIndex } from 
 
 export type Runtime = 'bun' | 'node' | 'deno';
 
-/** What a runtime entry provides: how to listen, and how to stop listening once requests in flight end. */
+/** A handler as the servers call it: the request and the socket's remote address. */
+export type PeerFetch = (request: Request, peer?: string) => Promise<Response>;
+
+/** A server listening: its port, and how to stop it (requests in flight end first). */
+export interface Listening {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Where to listen; `shared`: with sibling processes on the same port (SO_REUSEPORT, Node's cluster). */
+export interface ListenAt {
+  host: string;
+  port: number;
+  shared?: boolean;
+}
+
+/**
+ * What a runtime entry provides: how to serve a handler on a host and port (the API on HOST:PORT, the
+ * metrics on METRICS_HOST:METRICS_PORT), with the server settings of `config`.
+ */
 export interface Listener {
-  listen(service: Service, config: Config): Promise<{ port: number; close(): Promise<void> }>;
+  listen(fetch: PeerFetch, at: ListenAt, config: Config): Promise<Listening>;
   adapter?: ElysiaAdapter;
 }
+
+/**
+ * The metrics port of a process: METRICS_PORT, and with WORKERS the next ones, one for each worker
+ * (worker `i` on METRICS_PORT + i), since each worker keeps its own metrics and is scraped as a target
+ * of its own. 0 stays 0: each a free port.
+ */
+const metricsPortOf = (config: Config, worker: number): number =>
+  config.metricsPort === 0 || config.metricsPort === undefined ? 0 : config.metricsPort + worker;
 
 const fail = (message: string): never => {
   console.error(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: message }));
@@ -37,10 +64,13 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
   const worker = workerIndex();
   const log: Logger = createLogger(config.logLevel, worker === undefined ? { runtime } : { runtime, worker });
   // Before anything is made on disk: a busy port is one clear line, not a data directory left behind.
-  // (A worker's port is its siblings' too: the supervisor checked it.)
+  // (A worker's port is its siblings' too, and its metrics port one of theirs: the supervisor checked them.)
   if (!isWorkerProcess())
     try {
       await checkPortFree(config.host, config.port);
+      if (config.metricsPort !== undefined)
+        for (let i = 0; i < config.workers; i++)
+          await checkPortFree(config.metricsHost, metricsPortOf(config, i), 'METRICS_PORT');
     } catch (e) {
       return fail((e as Error).message);
     }
@@ -68,12 +98,26 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
   }
   // Listen first: a port in use stops here, before workers start and before a development key is
   // printed "this once" for a server that never ran.
-  let server: Awaited<ReturnType<Listener['listen']>>;
+  let server: Listening;
   try {
-    server = await listener.listen(service, config);
+    // With WORKERS, every worker listens on the one public port; the kernel spreads connections.
+    const at = { host: config.host, port: config.port, shared: config.workers > 1 };
+    server = await listener.listen(service.fetchFrom, at, config);
   } catch (e) {
     await service.stop().catch(() => {});
     return fail(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
+  }
+  // Metrics on a listener of their own (METRICS_PORT), never on the public one.
+  let metricsServer: Listening | undefined;
+  if (service.metricsFetch && config.metricsPort !== undefined) {
+    const at = { host: config.metricsHost, port: metricsPortOf(config, worker ?? 0) };
+    try {
+      metricsServer = await listener.listen(service.metricsFetch, at, config);
+    } catch (e) {
+      await server.close().catch(() => {});
+      await service.stop().catch(() => {});
+      return fail(`cannot listen on ${at.host}:${at.port} (METRICS_PORT): ${(e as Error).message}`);
+    }
   }
   await service.start();
   reportListening();
@@ -86,6 +130,7 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     storage: service.ctx.storage.kind,
     bus: service.ctx.bus.kind,
     plugins: service.plugins,
+    ...(metricsServer ? { metrics_url: `http://${config.metricsHost}:${metricsServer.port}/metrics` } : {}),
   });
 
   let shuttingDown = false;
@@ -106,6 +151,8 @@ export async function serve(runtime: Runtime, listener: Listener): Promise<void>
     try {
       await server.close();
       await service.stop();
+      // Last: the metrics of the drain and the shutdown stay readable until the end.
+      await metricsServer?.close();
     } catch (err) {
       log.error('shutdown failed', { err });
       process.exit(1);

@@ -9,7 +9,7 @@ import { openJetStream, redactServers } from './connection.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
 import { startOutboxRelay } from './outbox-relay.ts';
-import { insertOutbox } from './statements.ts';
+import { insertOutbox, outboxStats } from './statements.ts';
 import { Topology } from './streams.ts';
 
 export { migrations as natsOutboxMigrations };
@@ -170,6 +170,24 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
           cause,
         });
       }
+    },
+    async stats() {
+      if (closed) throw new BusError('CLOSED', 'the bus is closed');
+      const outbox = await outboxStats(storage.db);
+      const topics = [...new Set([...topology.topics(), ...outbox.keys()])].sort();
+      const states = await Promise.all(topics.map((t) => topology.state(t)));
+      // JetStream and the outbox keep real time; ages are answered on the bus's clock.
+      const now = Date.now();
+      return topics.map((topic, i) => {
+        const stream = states[i]!;
+        const waiting = outbox.get(topic);
+        const oldest = Math.min(stream.oldest ?? now, waiting?.oldest ?? now);
+        return {
+          topic,
+          depth: stream.depth + (waiting?.depth ?? 0),
+          oldestAgeMs: Math.max(0, now - oldest) * clock.rate,
+        };
+      });
     },
     async close() {
       if (closed) return;

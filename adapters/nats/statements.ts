@@ -40,3 +40,17 @@ const remove = prepared('outbox_delete', `delete from bus_outbox where seq = any
 /** Deletes moved rows: an array is looked up in the primary key. */
 export const deleteOutbox = (db: Database, seqs: ReadonlyArray<number | string>) =>
   remove(db, `{${seqs.join(',')}}`);
+
+const stats = prepared<{ topic: string; depth: string | number; oldest: string | Date | null }>(
+  'outbox_topic_stats',
+  `select topic, count(*) as depth, min(created_at) as oldest from bus_outbox group by topic`,
+);
+
+/** Each topic's rows committed and not yet relayed to JetStream, and when the oldest was written. */
+export const outboxStats = async (db: Database) =>
+  new Map(
+    (await stats(db)).map((r) => [
+      r.topic,
+      { depth: Number(r.depth), oldest: r.oldest == null ? null : new Date(r.oldest).getTime() },
+    ]),
+  );

@@ -15,6 +15,7 @@ const NS_PER_MS = 1_000_000;
 /** JetStream API error codes this module tells apart. */
 const STREAM_NAME_IN_USE = 10058;
 const CONSUMER_ALREADY_EXISTS = 10148;
+const STREAM_NOT_FOUND = 10059;
 
 /** The durable pull consumer every replica shares on a topic's stream. */
 export const CONSUMER_NAME = 'workers';
@@ -52,6 +53,23 @@ export class Topology {
       ready.catch(() => this.streams.delete(topic));
     }
     return ready;
+  }
+
+  /** The topics this process has published to or consumed from. */
+  topics(): string[] {
+    return [...this.streams.keys()];
+  }
+
+  /** Messages the topic's stream holds (every one not yet acknowledged: work-queue retention) and when the oldest was stored. */
+  async state(topic: string): Promise<{ depth: number; oldest: number | null }> {
+    try {
+      const { state } = await this.o.jsm.streams.info(streamNameOf(this.o.prefix, topic));
+      return { depth: state.messages, oldest: state.messages > 0 ? Date.parse(state.first_ts) : null };
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.code === STREAM_NOT_FOUND)
+        return { depth: 0, oldest: null };
+      throw err;
+    }
   }
 
   /** Forgets what is known of a topic's stream, so that the next use checks it again (it may be deleted). */

@@ -13,7 +13,7 @@ import type { Storage } from '../../core/ports/storage.ts';
 import { yieldToEventLoop } from '../../core/runtime.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
-import { insertMessages, type QueueRow } from './statements.ts';
+import { insertMessages, type QueueRow, topicStats } from './statements.ts';
 import { Wakeups } from './wakeups.ts';
 
 export { migrations as pgQueueMigrations };
@@ -38,6 +38,8 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
   const pollMs = options.pollMs ?? 500;
   const wakeups = new Wakeups();
   const subscriptions = new Set<Subscription>();
+  /** Topics this process has used: their stats are answered (as 0) even when they hold nothing. */
+  const topics = new Set<string>();
   let pending: Array<{
     rows: QueueRow[];
     topics: Set<string>;
@@ -59,6 +61,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
   const rowsFor = (topic: string, messages: readonly OutgoingMessage[]) => {
     if (!TOPIC_RE.test(topic))
       throw new BusError('INVALID_TOPIC', `topic ${JSON.stringify(topic)} must match ${TOPIC_RE}`);
+    topics.add(topic);
     const now = clock.now();
     return messages.map(
       (m): QueueRow => ({
@@ -112,6 +115,7 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
     consume<T>(topic: string, handler: Handler<T>, opts: ConsumeOptions = {}) {
       if (!TOPIC_RE.test(topic))
         throw new BusError('INVALID_TOPIC', `topic ${JSON.stringify(topic)} must match ${TOPIC_RE}`);
+      topics.add(topic);
       const sub = runConsumer({
         storage,
         clock,
@@ -133,6 +137,19 @@ export function createPgQueueBus(options: PgQueueOptions): EventBus {
     },
     async ping() {
       await storage.ping();
+    },
+    async stats() {
+      const now = clock.now();
+      const held = new Map((await topicStats(storage.db)).map((r) => [r.topic, r]));
+      const names = new Set([...topics, ...held.keys()]);
+      return [...names].sort().map((topic) => {
+        const r = held.get(topic);
+        return {
+          topic,
+          depth: r?.depth ?? 0,
+          oldestAgeMs: r?.oldest == null ? 0 : Math.max(0, now - r.oldest),
+        };
+      });
     },
     async close() {
       closed = true;

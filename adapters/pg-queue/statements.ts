@@ -97,3 +97,16 @@ export const nextDueAt = async (db: Database, topic: string): Promise<number | n
   const [row] = await due(db, topic);
   return row?.at == null ? null : Number(row.at);
 };
+
+const stats = prepared<{ topic: string; depth: string | number; oldest: string | number | null }>(
+  'bus_topic_stats',
+  `select topic, count(*) as depth, min(published_at) as oldest from bus_messages group by topic`,
+);
+
+/** Each topic's messages not yet settled, and when the oldest was published (clock milliseconds). */
+export const topicStats = async (db: Database) =>
+  (await stats(db)).map((r) => ({
+    topic: r.topic,
+    depth: Number(r.depth),
+    oldest: r.oldest == null ? null : Number(r.oldest),
+  }));

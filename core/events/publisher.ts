@@ -1,4 +1,5 @@
 import type { Logger } from '../log.ts';
+import type { CounterSeries } from '../metrics/types.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { EventBus, JsonValue, OutgoingMessage } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
@@ -12,6 +13,8 @@ export interface EventPublisherOptions {
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The counter of an event name, counted once each event is durable. @default none */
+  readonly published?: (eventName: string) => CounterSeries;
 }
 
 // The message id is the event_id: a publish retried after an ambiguous failure (a timeout after the
@@ -36,6 +39,16 @@ const toMessage = (event: ServiceEvent): OutgoingMessage => ({
  */
 export function createEventPublisher(options: EventPublisherOptions): EventPublisher {
   const { bus, clock, log } = options;
+  const published = options.published;
+  /** Counts events once durable: at once, or when the transaction they went out in commits. */
+  const count = (events: readonly ServiceEvent[], tx: Transaction | undefined) => {
+    if (!published) return;
+    const add = () => {
+      for (const e of events) published(e.event_metadata.event_name).inc();
+    };
+    if (tx) tx.afterCommit(add);
+    else add();
+  };
   const publish = async (
     orgId: string,
     eventName: string,
@@ -46,6 +59,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
     if (!definition) throw EventErrors.UNKNOWN_EVENT(eventName);
     const event = buildEvent(definition, { orgId, members, clock, isTest: publishOptions.isTest });
     await bus.publish(EVENTS_TOPIC, [toMessage(event)], { tx: publishOptions.tx });
+    count([event], publishOptions.tx);
     if (log.enabled('debug'))
       log.debug('event published', {
         event_id: event.event_metadata.event_id,
@@ -61,6 +75,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
     async publishBuilt(events, publishOptions = {}) {
       if (events.length === 0) return;
       await bus.publish(EVENTS_TOPIC, events.map(toMessage), { tx: publishOptions.tx });
+      count(events, publishOptions.tx);
       if (log.enabled('debug')) log.debug('events published', { count: events.length });
     },
   };

@@ -9,6 +9,7 @@ import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { isRegisteredMethod, methodIndex } from './methods.ts';
+import { rememberRequestId, rememberRoute, requestLogFields } from './request-facts.ts';
 import { requestIdOf } from './request-id.ts';
 import { urlPathOf } from './request-target.ts';
 import { formatIssues } from './validation.ts';
@@ -118,7 +119,6 @@ function toEnvelope(
  */
 export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
-  const ids = new WeakMap<Request, string>();
   const allowed = methodIndex(() => app.routes);
   const app = new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
@@ -150,11 +150,16 @@ export function createHttpApp(options: HttpAppOptions) {
     .use(docsUi())
     .onRequest(({ request, set }) => {
       const id = requestIdOf(request.headers);
-      ids.set(request, id);
+      rememberRequestId(request, id);
       set.headers['x-request-id'] = id;
       if (MUTATING.has(request.method)) markArrival(request);
     })
-    .onTransform(({ body }) => checkBodyDepth(body))
+    // Every routed request passes here (before its guards and handler) with the pattern of its route:
+    // naming `route` makes Elysia set it, a constant per route, on each request's context.
+    .onTransform(({ body, request, route }) => {
+      rememberRoute(request, route);
+      checkBodyDepth(body);
+    })
     // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
     // nothing), which Deno refuses after the handler has run (a 500 for a committed write).
     // (onAfterHandle, not mapResponse: a mapResponse hook empties the bodies onError returns.)
@@ -163,18 +168,20 @@ export function createHttpApp(options: HttpAppOptions) {
         return;
       return new Response(null, { status: set.status, headers: headersOf(set.headers) });
     })
-    .onError(({ code, error, request, set }) => {
+    .onError(({ code, error, request, route, set }) => {
+      // A body that is not JSON fails before the transform: the route is known here too.
+      if (route) rememberRoute(request, route);
       const { status, body, headers } = toEnvelope(code, error, request, allowed);
-      const id = ids.get(request);
+      const facts = requestLogFields(request);
       if (status >= 500)
         log.error('request failed', {
           err: error,
-          request_id: id,
+          ...facts,
           method: request.method,
           path: urlPathOf(request.url),
         });
       set.status = status;
-      if (id) set.headers['x-request-id'] = id;
+      if (facts.request_id) set.headers['x-request-id'] = facts.request_id;
       if (headers) Object.assign(set.headers, headers);
       set.headers['content-type'] = 'application/json';
       return body;

@@ -4,6 +4,7 @@ import { isUuid } from '../ids.ts';
 import type { OrganizationStore } from '../organizations/store.ts';
 import { MUTATING, parseConsistency } from './consistency.ts';
 import type { HeaderNames } from './headers.ts';
+import { setRequestOrg } from './request-facts.ts';
 
 export interface OrgAuthDeps {
   orgs: OrganizationStore;
@@ -31,6 +32,7 @@ function orgIdOf(headers: Headers, names: HeaderNames): string {
  * - `apiKey: true`: `Service-OrgID` and a `Service-API-Key` of that organization (401 missing or bad
  *   key, 403 a key of another organization); the handler receives `org.id`.
  * - `orgOnly: true`: `Service-OrgID` of an existing organization, no key (public endpoints such as JWKS).
+ * Either way, once the organization is settled the request's log line carries it as `org_id`.
  */
 export function orgAuth(deps: OrgAuthDeps) {
   const { orgs, names } = deps;
@@ -45,6 +47,7 @@ export function orgAuth(deps: OrgAuthDeps) {
         if (check.orgId !== orgId) {
           throw CoreErrors.WRONG_ORGANIZATION(names.apiKey, orgId);
         }
+        setRequestOrg(request, orgId);
         // Checked once the caller is known, so 401 and 403 (and 404, before any route) come first.
         if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
         return { org: { id: orgId } };
@@ -54,6 +57,7 @@ export function orgAuth(deps: OrgAuthDeps) {
       async resolve({ request }) {
         const orgId = orgIdOf(request.headers, names);
         if (!(await orgs.get(orgId))) throw CoreErrors.ORGANIZATION_NOT_FOUND(orgId);
+        setRequestOrg(request, orgId);
         return { org: { id: orgId } };
       },
     },

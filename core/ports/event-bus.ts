@@ -34,6 +34,15 @@ export interface ConsumeOptions {
   errorRetryMs?: number;
 }
 
+/** What a topic holds now, as the metrics gauge it on every scrape. */
+export interface TopicStats {
+  readonly topic: string;
+  /** Messages published and not yet acknowledged or dropped: waiting, in a handler, or waiting to be retried. */
+  readonly depth: number;
+  /** Milliseconds since the oldest of them was published (on the bus's clock); 0 when there is none. */
+  readonly oldestAgeMs: number;
+}
+
 export interface Subscription {
   /** Stops claiming new messages and waits for the handlers in flight. */
   stop(): Promise<void>;
@@ -53,6 +62,11 @@ export interface EventBus {
   publish(topic: string, messages: readonly OutgoingMessage[], options?: { tx?: Transaction }): Promise<void>;
   consume<T = JsonValue>(topic: string, handler: Handler<T>, options?: ConsumeOptions): Subscription;
   ping(): Promise<void>;
+  /**
+   * The depth and oldest message of every topic this process publishes or consumes (and any other the
+   * bus holds): one query or API call per scrape, never on a hot path.
+   */
+  stats(): Promise<TopicStats[]>;
   close(): Promise<void>;
 }
 

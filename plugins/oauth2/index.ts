@@ -97,7 +97,17 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       const registry = createOAuth2Server({ clients, accessTokens });
       registry.server.addGrant(clientCredentialsGrant(registry.server));
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
-      const deps = { clients, registry, lastUsed, log: ctx.log.child({ component: 'oauth2' }) };
+      const deps = {
+        clients,
+        registry,
+        lastUsed,
+        log: ctx.log.child({ component: 'oauth2' }),
+        issued: ctx.metrics.counter({
+          name: 'identity_oauth2_tokens_issued_total',
+          help: 'Access tokens the OAuth 2.0 token endpoint issued, by grant type',
+          labelNames: ['grant_type'],
+        }),
+      };
       return {
         routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(deps, accessTokens)),
         workers: [lastUsed.worker],

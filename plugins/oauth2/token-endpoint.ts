@@ -1,7 +1,9 @@
 import { type OAuthClient, OAuthError } from '../../core/capabilities/oauth2-server.ts';
 import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
 import { requestContextOf } from '../../core/http/client.ts';
+import { requestLogFields, setRequestOrg } from '../../core/http/request-facts.ts';
 import type { Logger } from '../../core/log.ts';
+import type { CounterMetric, CounterSeries } from '../../core/metrics/types.ts';
 import { authenticateClient, presentedClient } from './client-auth.ts';
 import type { ClientCache } from './client-cache.ts';
 import { readForm } from './form.ts';
@@ -14,6 +16,8 @@ export interface EndpointDeps {
   registry: OAuth2Registry;
   lastUsed: LastUsed;
   log: Logger;
+  /** Access tokens issued, by grant type. */
+  issued: CounterMetric<'grant_type'>;
 }
 
 /** The caller as events and hooks see it. */
@@ -39,11 +43,17 @@ export function oauthEndpoint(
     try {
       const params = await readForm(request);
       const client = await authenticateClient(deps.clients, presentedClient(request.headers, params));
+      // The request acts for the client's organization from here: its log lines say so.
+      setRequestOrg(request, client.orgId);
       return await handle(client, params, request);
     } catch (e) {
       const answer = answerFor(e);
       if (answer) return answer;
-      deps.log.error('OAuth 2.0 endpoint failed', { err: e, path: new URL(request.url).pathname });
+      deps.log.error('OAuth 2.0 endpoint failed', {
+        ...requestLogFields(request),
+        err: e,
+        path: new URL(request.url).pathname,
+      });
       return errorAnswer(500, 'server_error', 'internal error');
     }
   };
@@ -56,6 +66,16 @@ export function oauthEndpoint(
  */
 export function tokenEndpoint(deps: EndpointDeps) {
   const { registry, lastUsed } = deps;
+  // One series per grant type, taken on its first token (grants register after this plugin's setup).
+  const issued = new Map<string, CounterSeries>();
+  const countIssued = (grantType: string) => {
+    let series = issued.get(grantType);
+    if (series === undefined) {
+      series = deps.issued.labels({ grant_type: grantType });
+      issued.set(grantType, series);
+    }
+    series.inc();
+  };
   return oauthEndpoint(deps, async (client, params, request) => {
     const grantType = params.get('grant_type');
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
@@ -81,6 +101,7 @@ export function tokenEndpoint(deps: EndpointDeps) {
       },
     });
     lastUsed.seen(client.clientId);
+    countIssued(grantType);
     return jsonAnswer(body);
   });
 }

@@ -3,6 +3,7 @@ import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-is
 import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
 import { uuidv7 } from '../../core/ids.ts';
+import type { CounterSeries } from '../../core/metrics/types.ts';
 import type { PluginContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
@@ -72,6 +73,17 @@ const idTokenClaims = (id: NonNullable<IssueRequest['idToken']>): Record<string,
 export function createIssue(deps: IssuerDeps) {
   const { ctx, persons, keys, firstTokens, reserved, lifetimeSeconds } = deps;
   const iss = ctx.config.publicBaseUrl;
+  const issuedTokens = ctx.metrics.counter({
+    name: 'identity_tokens_issued_total',
+    help: 'Identity tokens signed, by what issued them: authentication, anonymous, oauth2 (ID tokens), mint',
+    labelNames: ['issuer'],
+  });
+  const issued: Record<IssueRequest['issuer'], CounterSeries> = {
+    authentication: issuedTokens.labels({ issuer: 'authentication' }),
+    anonymous: issuedTokens.labels({ issuer: 'anonymous' }),
+    oauth2: issuedTokens.labels({ issuer: 'oauth2' }),
+    mint: issuedTokens.labels({ issuer: 'mint' }),
+  };
 
   return async function issue(req: IssueRequest): Promise<IssuedToken> {
     const [person, groupsClaim] = await Promise.all([
@@ -168,6 +180,7 @@ export function createIssue(deps: IssuerDeps) {
         first_token: firstToken,
         authentications: req.authentications.map(authenticationDetails),
       });
+    issued[req.issuer].inc();
     return { token, tokenId: jti, claims, firstToken, issuedAt: now, expiresAt: now + lifetimeSeconds };
   };
 }

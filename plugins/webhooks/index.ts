@@ -17,6 +17,7 @@ import { createDeliveryHandler } from './pipeline/delivery.ts';
 import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
 import { createHookLog } from './pipeline/hook-log.ts';
 import { createEventCache } from './pipeline/loader.ts';
+import { webhookMetrics } from './pipeline/metrics.ts';
 import { retentionWorker } from './pipeline/retention.ts';
 import { createRouter } from './pipeline/router.ts';
 import {
@@ -133,6 +134,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         perMinute: resends.perMinute,
       });
       const recorder = createAttemptRecorder(ctx.storage);
+      const metrics = webhookMetrics(ctx.metrics);
       const events = createEventCache();
       const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
       const deliver = createDeliveryHandler({
@@ -145,6 +147,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         recorder,
         issuer: ctx.config.publicBaseUrl,
         events,
+        metrics,
       });
       const openHeaders = createHeaderOpener(ctx.secrets);
       const hookLog = createHookLog({
@@ -162,6 +165,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         log: hookLog,
         logger: log,
         deadlineMs: options.tokenMintedDeadlineMs ?? DEFAULT_TOKEN_MINTED_DEADLINE_MS,
+        metrics,
       });
       const subscriptions: Subscription[] = [];
       const worker: Worker = {

@@ -18,6 +18,7 @@ import { type AttemptRecord, type AttemptRecorder, RESPONSE_EXCERPT_CHARS } from
 import { nextAfterFailure, RETRY_WINDOW_MS } from './backoff.ts';
 import type { DeliveryMessage } from './enqueue.ts';
 import { createDeliveryLoader, type DeliveryToAttempt, type EventCache } from './loader.ts';
+import type { DeliveryOutcome, WebhookMetrics } from './metrics.ts';
 
 /** Timeout of an event delivery when the webhook sets none (spec, Limits). */
 export const DEFAULT_EVENT_TIMEOUT_MS = 10_000;
@@ -38,7 +39,16 @@ export interface DeliveryDeps {
   issuer: string;
   /** Events the router fanned out lately, shared with it. */
   events: EventCache;
+  /** Where attempts are counted by outcome, with their latency. */
+  metrics: WebhookMetrics;
 }
+
+/** The metrics' name for what the bus is told. */
+const OUTCOME: Record<Outcome['kind'], DeliveryOutcome> = {
+  ack: 'succeeded',
+  retry: 'retried',
+  drop: 'dropped',
+};
 
 /** Why an attempt failed, in words an operator reads in the delivery log. */
 export function failureOf(result: DeliveryResult): { kind: string; message: string } {
@@ -57,7 +67,7 @@ export function failureOf(result: DeliveryResult): { kind: string; message: stri
  * attempt is recorded (group commit) before the bus is told the outcome.
  */
 export function createDeliveryHandler(deps: DeliveryDeps) {
-  const { clock, recorder } = deps;
+  const { clock, recorder, metrics } = deps;
   const loader = createDeliveryLoader(deps.storage, deps.events);
   const openHeaders = createHeaderOpener(deps.secrets);
 
@@ -107,6 +117,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
         lastError: reason,
         attempt: null,
       });
+      metrics.delivery('dropped');
       return drop(reason);
     }
     const { startedAt, jti, result } = await attempt(d, d.webhook);
@@ -165,6 +176,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       }
     }
     await recorder.record(record);
+    metrics.delivery(OUTCOME[outcome.kind], result.latencyMs / 1000);
     // Counted from now, so the next attempt lands on its schedule whatever this one's latency and record.
     if (outcome.kind === 'retry' && record.nextAttemptAt !== null)
       return retry(Math.max(0, record.nextAttemptAt - clock.now()));

@@ -6,6 +6,7 @@ import { reservedClaimOf } from '../../../core/tokens/reserved-claims.ts';
 import { WebhookErrors } from '../errors.ts';
 import type { createHookTargets } from '../store/hook-targets.ts';
 import type { HookLog, SyncVerdict } from './hook-log.ts';
+import type { WebhookMetrics } from './metrics.ts';
 import { callSyncHook, type SyncCall, type SyncCallDeps } from './sync-call.ts';
 
 export const TOKEN_MINTED = 'token_minted';
@@ -18,6 +19,8 @@ export interface TokenMintedDeps extends SyncCallDeps {
   logger: Logger;
   /** Overall deadline of one run, in real milliseconds. */
   deadlineMs: number;
+  /** Where runs (latency, passed or blocked) and failed calls are counted. */
+  metrics: WebhookMetrics;
 }
 
 type Claims = Record<string, JsonValue>;
@@ -80,7 +83,8 @@ export function createTokenMintedHook(deps: TokenMintedDeps) {
     if (!isUuid(draft.orgId)) return undefined;
     const targets = await deps.targets.of(draft.orgId);
     if (targets.length === 0) return undefined;
-    const deadline = performance.now() + deps.deadlineMs;
+    const started = performance.now();
+    const deadline = started + deps.deadlineMs;
     const content = draft.content as unknown as Claims;
     const calls = await Promise.all(
       targets.map((target) =>
@@ -99,7 +103,10 @@ export function createTokenMintedHook(deps: TokenMintedDeps) {
     for (const call of calls) {
       const { verdict, claims: added } = judge(call, draft.content.groups_claim_name);
       deps.log.record(call, draft.orgId, TOKEN_MINTED, verdict);
-      if (!verdict.ok) blocked ??= { webhookId: call.target.id, reason: verdict.reason };
+      if (!verdict.ok) {
+        deps.metrics.tokenMintedFailure(verdict.kind);
+        blocked ??= { webhookId: call.target.id, reason: verdict.reason };
+      }
       // Defined, not assigned: a member named __proto__ stays a claim, never the object's prototype.
       else if (added)
         for (const [k, v] of Object.entries(added))
@@ -110,6 +117,7 @@ export function createTokenMintedHook(deps: TokenMintedDeps) {
             configurable: true,
           });
     }
+    deps.metrics.tokenMinted(blocked !== undefined, (performance.now() - started) / 1000);
     if (blocked) {
       deps.logger.info('token_minted hook blocked a token', {
         org_id: draft.orgId,
