@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Env } from '../../core/config.ts';
+import type { Logger } from '../../core/log.ts';
 import type { PluginDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -40,6 +41,8 @@ export async function startWebhookService(
     options?: WebhooksOptions;
     /** Plugins to run beside webhooks (a token issuer, say). */
     plugins?: PluginDefinition[];
+    /** Where the service logs. @default none */
+    log?: Logger;
   } = {},
 ): Promise<WebhookTestService> {
   let handler: (r: Request) => Promise<Response> = async () => new Response('starting', { status: 503 });
@@ -50,6 +53,7 @@ export async function startWebhookService(
     definition: { plugins: [webhooks(o.options), ...(o.plugins ?? [])] },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
+    ...(o.log ? { log: o.log } : {}),
   });
   handler = t.service.fetch;
   await t.service.start();
