@@ -18,7 +18,7 @@ export interface Scrape {
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/gy;
 
-const unescape = (s: string) => s.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
+const unescaped = (s: string) => s.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
 const numberOf = (s: string) =>
   s === '+Inf' ? Number.POSITIVE_INFINITY : s === '-Inf' ? Number.NEGATIVE_INFINITY : Number(s);
 
@@ -44,7 +44,7 @@ export function parsePrometheus(text: string): Scrape {
     LABEL.lastIndex = 0;
     let read = 0;
     for (let l = LABEL.exec(body); l; l = LABEL.exec(body)) {
-      labels[l[1]!] = unescape(l[2]!);
+      labels[l[1]!] = unescaped(l[2]!);
       read = LABEL.lastIndex;
     }
     if (read !== body.length) throw new Error(`labels do not parse: ${line}`);
