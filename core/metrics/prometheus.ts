@@ -34,11 +34,16 @@ export function createPrometheusMetrics(log: Logger): PrometheusMetrics {
         ...(collect
           ? {
               async collect() {
-                this.reset();
+                // A series the collect does not set is absent (reset alone leaves a label-less one at 0).
+                const clear = () => {
+                  this.reset();
+                  if (spec.labelNames.length === 0) this.remove({});
+                };
+                clear();
                 try {
                   await collect((values, value) => this.set(values, value));
                 } catch (err) {
-                  this.reset();
+                  clear();
                   log.error('collecting a gauge failed; it is left out of this scrape', {
                     metric: spec.name,
                     err,
