@@ -16,6 +16,7 @@ const NS_PER_MS = 1_000_000;
 const STREAM_NAME_IN_USE = 10058;
 const CONSUMER_ALREADY_EXISTS = 10148;
 const STREAM_NOT_FOUND = 10059;
+const CONSUMER_NOT_FOUND = 10014;
 
 /** The durable pull consumer every replica shares on a topic's stream. */
 export const CONSUMER_NAME = 'workers';
@@ -60,15 +61,32 @@ export class Topology {
     return [...this.streams.keys()];
   }
 
-  /** Messages the topic's stream holds (every one not yet acknowledged: work-queue retention) and when the oldest was stored. */
+  /**
+   * The messages of a topic not yet settled, and when the oldest was stored. The shared consumer says
+   * which: those not yet delivered and those delivered and not yet acknowledged (retries waiting out
+   * their delay among them). The stream's own count would also hold dropped (terminated) messages,
+   * which a work queue keeps. The oldest is the one just past the consumer's acknowledgement floor.
+   */
   async state(topic: string): Promise<{ depth: number; oldest: number | null }> {
+    const stream = streamNameOf(this.o.prefix, topic);
     try {
-      const { state } = await this.o.jsm.streams.info(streamNameOf(this.o.prefix, topic));
-      return { depth: state.messages, oldest: state.messages > 0 ? Date.parse(state.first_ts) : null };
+      const info = await this.o.jsm.consumers.info(stream, CONSUMER_NAME);
+      const depth = info.num_pending + info.num_ack_pending;
+      if (depth === 0) return { depth, oldest: null };
+      const next = await this.o.jsm.streams
+        .getMessage(stream, { seq: info.ack_floor.stream_seq + 1 })
+        .catch(() => null);
+      if (next) return { depth, oldest: next.time.getTime() };
+      // That one is gone (a limit removed it): the stream's first message is the nearest bound.
+      const { state } = await this.o.jsm.streams.info(stream);
+      return { depth, oldest: state.messages > 0 ? Date.parse(state.first_ts) : null };
     } catch (err) {
-      if (err instanceof JetStreamApiError && err.code === STREAM_NOT_FOUND)
-        return { depth: 0, oldest: null };
-      throw err;
+      if (!(err instanceof JetStreamApiError)) throw err;
+      if (err.code === STREAM_NOT_FOUND) return { depth: 0, oldest: null };
+      if (err.code !== CONSUMER_NOT_FOUND) throw err;
+      // Published to, never consumed: everything the stream holds waits.
+      const { state } = await this.o.jsm.streams.info(stream);
+      return { depth: state.messages, oldest: state.messages > 0 ? Date.parse(state.first_ts) : null };
     }
   }
 

@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import type { Clock } from '../../core/ports/clock.ts';
-import { ack, drop, type EventBus, type JsonValue, retry } from '../../core/ports/event-bus.ts';
+import {
+  ack,
+  drop,
+  type EventBus,
+  type JsonValue,
+  retry,
+  type TopicStats,
+} from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 
 /** What a bus adapter's test run provides: a bus on a storage, and a way to open a second bus on the same. */
@@ -238,6 +245,44 @@ export function eventBusContract(name: string, makeHarness: () => Promise<BusHar
       await waitFor(() => started);
       await sub.stop();
       expect(finished).toBe(true);
+    });
+
+    /** The topic's stats once `done` holds of them (acks settle in the background), or the last seen. */
+    async function statsWhen(topic: string, done: (s: TopicStats | undefined) => boolean) {
+      const until = Date.now() + 15_000;
+      let stats = (await h.bus.stats()).find((s) => s.topic === topic);
+      while (!done(stats) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        stats = (await h.bus.stats()).find((s) => s.topic === topic);
+      }
+      return stats;
+    }
+
+    it('answers the depth and the oldest message of a topic, messages waiting to be retried included', async () => {
+      const topic = h.topic();
+      await h.bus.publish(topic, [{ payload: 'a' }, { payload: 'b' }, { payload: 'c' }]);
+      await h.storage.transaction((tx) => h.bus.publish(topic, [{ payload: 'd' }], { tx }));
+      await new Promise((r) => setTimeout(r, 100));
+      const waiting = await statsWhen(topic, (s) => s?.depth === 4);
+      expect(waiting?.depth).toBe(4);
+      expect(waiting!.oldestAgeMs).toBeGreaterThanOrEqual(90);
+      expect(waiting!.oldestAgeMs).toBeLessThan(60_000);
+
+      // One acknowledged, three waiting a minute for their retry: pending still, and as old.
+      const sub = h.bus.consume(topic, async (m) => (m.payload === 'a' ? ack() : retry(60_000)));
+      const retrying = await statsWhen(topic, (s) => s?.depth === 3);
+      await sub.stop();
+      expect(retrying?.depth).toBe(3);
+      expect(retrying!.oldestAgeMs).toBeGreaterThanOrEqual(waiting!.oldestAgeMs);
+    });
+
+    it('answers a topic it used and emptied as depth 0, age 0', async () => {
+      const topic = h.topic();
+      const sub = h.bus.consume(topic, async () => ack());
+      await h.bus.publish(topic, [{ payload: 1 }]);
+      const stats = await statsWhen(topic, (s) => s?.depth === 0);
+      await sub.stop();
+      expect(stats).toEqual({ topic, depth: 0, oldestAgeMs: 0 });
     });
 
     it('refuses a topic name outside the rules', async () => {

@@ -151,6 +151,51 @@ describe('configuration', () => {
     );
   });
 
+  it('keeps metrics off by default, and opens them on METRICS_PORT, on loopback unless METRICS_HOST says', () => {
+    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsHost: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '9464' })).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: '127.0.0.1',
+    });
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        MASTER_KEY: `k:${btoa('k'.repeat(32))}`,
+        PUBLIC_BASE_URL: 'https://id.example.com',
+        METRICS_PORT: '9464',
+      }).metricsHost,
+    ).toBe('127.0.0.1');
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' })).toMatchObject({
+      metricsPort: 0,
+      metricsHost: '0.0.0.0',
+    });
+    expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeUndefined();
+  });
+
+  it.each([
+    [
+      { METRICS_PORT: 'metrics' },
+      'METRICS_PORT must be an integer from 0 to 65535 (0: a free port, logged at start) (got "metrics")',
+    ],
+    [{ METRICS_PORT: '65536' }, 'METRICS_PORT must be an integer from 0 to 65535'],
+    [{ METRICS_PORT: '-1' }, 'METRICS_PORT must be an integer from 0 to 65535'],
+    [
+      { METRICS_PORT: '9464', METRICS_HOST: 'a b' },
+      'METRICS_HOST must be a host name or IP address (got "a b")',
+    ],
+    [
+      { METRICS_HOST: '0.0.0.0' },
+      'METRICS_HOST is set ("0.0.0.0") but METRICS_PORT is not: metrics are off until METRICS_PORT names their port',
+    ],
+    [
+      { PORT: '8080', METRICS_PORT: '8080' },
+      'METRICS_PORT must differ from PORT (both are 8080): metrics have a listener of their own, off the public port',
+    ],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT (both are 3000)'],
+  ])('stops start-up on a wrong metrics setting, naming it and the rule: %j', (env, message) => {
+    expect(problemsOf(env as Record<string, string>)).toContain(message);
+  });
+
   it('reports every wrong variable at once', () => {
     const p = problemsOf({ PORT: 'x', LOG_LEVEL: 'y' });
     expect(p).toContain('PORT');
