@@ -4,16 +4,23 @@ import { join } from 'node:path';
 
 const ROOT = join(import.meta.dir, '..', '..');
 
+/** A loopback port free a moment ago. */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = probe.port as number;
+  probe.stop(true);
+  return port;
+}
+
 /**
  * The real entry (entry/bun.ts) in a child process on a free loopback port, with an embedded database in
- * a fresh directory and the deployment file SERVICE_CONFIG names; it waits for the development
- * organization the first start prints, and answers with its headers for calls.
+ * a fresh directory and the deployment file SERVICE_CONFIG names (empty: the repository's); it waits
+ * for the development organization the first start prints, and answers with its headers for calls.
+ * `env` adds settings (METRICS_PORT, say).
  */
-export async function startRealEntry(serviceConfig: string) {
+export async function startRealEntry(serviceConfig: string, env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ids-entry-'));
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
-  const port = probe.port;
-  probe.stop(true);
+  const port = freePort();
   const server = Bun.spawn([process.execPath, join(ROOT, 'entry/bun.ts')], {
     cwd: ROOT,
     env: {
@@ -27,14 +34,17 @@ export async function startRealEntry(serviceConfig: string) {
       NATS_URL: '',
       NODE_ENV: 'development',
       LOG_LEVEL: 'warn',
+      ...env,
     },
     stderr: 'pipe',
     stdout: 'ignore',
   });
+  /** Stops it with SIGTERM (a graceful shutdown) and answers its exit code. */
   const stop = async () => {
     server.kill('SIGTERM');
-    await server.exited;
+    const code = await server.exited;
     rmSync(dir, { recursive: true, force: true });
+    return code;
   };
   let err = '';
   const reader = server.stderr.getReader();
