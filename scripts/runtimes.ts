@@ -1,6 +1,6 @@
 /**
  * Starts the server on Bun, Node and Deno in turn (each on a fresh embedded database), runs the shared
- * smoke body against it, and checks that SIGTERM stops it cleanly. `npm run test:runtimes`.
+ * smoke body against it (the metrics listener too), and checks that SIGTERM stops it cleanly. `npm run test:runtimes`.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -43,6 +43,7 @@ async function runOne(
   const started = performance.now();
   const dir = mkdtempSync(join(tmpdir(), `ids-${runtime}-`));
   const port = await freePort();
+  const metricsPort = await freePort();
   const proc = Bun.spawn(commands[runtime]!(), {
     cwd: ROOT,
     env: {
@@ -54,6 +55,7 @@ async function runOne(
       DATABASE_URL: '',
       NATS_URL: '',
       REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      METRICS_PORT: String(metricsPort),
     },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -85,11 +87,17 @@ async function runOne(
       apiKey,
       runtime,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      metricsUrl: `http://127.0.0.1:${metricsPort}`,
     });
     proc.kill('SIGTERM');
     const code = await Promise.race([proc.exited, Bun.sleep(15_000).then(() => 'timeout' as const)]);
     if (code !== 0) throw new Error(`SIGTERM did not stop the server cleanly (exit ${code}):\n${output}`);
     if (!/"msg":"stopped"/.test(output)) throw new Error(`no 'stopped' log after SIGTERM:\n${output}`);
+    const metricsAfter = await fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
+      () => 'still answering',
+      () => 'closed',
+    );
+    if (metricsAfter !== 'closed') throw new Error('the metrics listener still answers after SIGTERM');
     return {
       runtime,
       ok: true,

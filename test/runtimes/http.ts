@@ -9,6 +9,8 @@ export interface SmokeTarget {
   runtime: string;
   /** REQUEST_TIMEOUT_MS the server was started with. */
   requestTimeoutMs: number;
+  /** The metrics listener (METRICS_PORT), when the server was started with one. */
+  metricsUrl?: string;
 }
 
 export const check = (cond: boolean, what: string) => {

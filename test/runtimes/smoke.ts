@@ -5,6 +5,7 @@
 import { check, type SmokeTarget } from './http.ts';
 import { smokeAddress } from './smoke-address.ts';
 import { smokeIdentity } from './smoke-identity.ts';
+import { smokeMetrics } from './smoke-metrics.ts';
 import { smokeOAuth2 } from './smoke-oauth2.ts';
 import { smokeWrites } from './smoke-writes.ts';
 
@@ -75,5 +76,6 @@ export async function smoke(t: SmokeTarget): Promise<string[]> {
   done.push(...(await smokeAddress(t)));
   done.push(...(await smokeIdentity(t)));
   done.push(...(await smokeOAuth2(t)));
+  if (t.metricsUrl) done.push(...(await smokeMetrics({ ...t, metricsUrl: t.metricsUrl })));
   return done;
 }
