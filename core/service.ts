@@ -206,6 +206,7 @@ export async function composeService(options: ComposeOptions) {
     names: headers,
     version: options.version ?? '0.0.0',
     adapter: options.adapter,
+    recordRoutes: metrics.enabled,
   })
     .use(healthRoutes(ports.storage, ports.bus, () => stopping || draining))
     .use(organizationRoutes(orgs, auth));
@@ -243,7 +244,8 @@ export async function composeService(options: ComposeOptions) {
     requestTimeoutMs: config.requestTimeoutMs,
     trustedProxyHops: config.trustedProxyHops,
     log,
-    requests: createRequestMetrics(metrics),
+    // Without metrics the front door skips the observation altogether, the route lookup included.
+    ...(metrics.enabled ? { requests: createRequestMetrics(metrics) } : {}),
   });
   const started: Worker[] = [];
   return {

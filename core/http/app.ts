@@ -19,6 +19,8 @@ export interface HttpAppOptions {
   names: HeaderNames;
   version: string;
   adapter?: ElysiaAdapter;
+  /** Record each request's route pattern for the request metrics (`routeOf`). @default false */
+  recordRoutes?: boolean;
 }
 
 type StandardValidator = {
@@ -119,6 +121,7 @@ function toEnvelope(
  */
 export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
+  const recordRoutes = options.recordRoutes ?? false;
   const allowed = methodIndex(() => app.routes);
   const app = new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
@@ -157,7 +160,7 @@ export function createHttpApp(options: HttpAppOptions) {
     // Every routed request passes here (before its guards and handler) with the pattern of its route:
     // naming `route` makes Elysia set it, a constant per route, on each request's context.
     .onTransform(({ body, request, route }) => {
-      rememberRoute(request, route);
+      if (recordRoutes) rememberRoute(request, route);
       checkBodyDepth(body);
     })
     // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
@@ -170,7 +173,7 @@ export function createHttpApp(options: HttpAppOptions) {
     })
     .onError(({ code, error, request, route, set }) => {
       // A body that is not JSON fails before the transform: the route is known here too.
-      if (route) rememberRoute(request, route);
+      if (recordRoutes && route) rememberRoute(request, route);
       const { status, body, headers } = toEnvelope(code, error, request, allowed);
       const facts = requestLogFields(request);
       if (status >= 500)
