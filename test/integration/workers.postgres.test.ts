@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { DATABASE_URL, unique } from './support.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -43,7 +44,7 @@ function childrenOf(pid: number): number[] {
 type Line = { msg: string; worker?: number; status?: number; path?: string; applied?: string[] };
 
 /** A supervisor with `workers` workers on one port and a Postgres schema of its own; its log lines parsed. */
-async function startWorkers(cmd: string[], workers: number) {
+async function startWorkers(cmd: string[], workers: number, env: Record<string, string> = {}) {
   const schema = unique('workers');
   schemas.push(schema);
   const port = await freePort();
@@ -60,6 +61,7 @@ async function startWorkers(cmd: string[], workers: number) {
       HOST: '127.0.0.1',
       PORT: String(port),
       WORKERS: String(workers),
+      ...env,
     },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -147,7 +149,64 @@ async function checkWorkers(cmd: string[]) {
   expect(w.lines.filter((l) => l.msg === 'stopped' && l.worker !== undefined)).toHaveLength(2);
 }
 
+/** Two consecutive loopback ports free a moment ago: METRICS_PORT for two workers. */
+async function twoFreePorts(): Promise<number> {
+  for (;;) {
+    const first = await freePort();
+    const second = await new Promise<number | undefined>((resolve) => {
+      const s = createServer()
+        .once('error', () => resolve(undefined))
+        .listen(first + 1, '127.0.0.1', () => s.close(() => resolve(first + 1)));
+    });
+    if (second !== undefined) return first;
+  }
+}
+
+/** Each worker keeps its own metrics, served on METRICS_PORT + its index; together they count every request. */
+async function checkWorkerMetrics(cmd: string[]) {
+  const metricsPort = await twoFreePorts();
+  const w = await startWorkers(cmd, 2, { METRICS_PORT: String(metricsPort) });
+  const statuses = await w.hit(40);
+  expect(statuses.every((s) => s === 200)).toBe(true);
+  await Bun.sleep(200);
+  const served = w.servedBy();
+  const counts: number[] = [];
+  for (const i of [0, 1]) {
+    const res = await fetch(`http://127.0.0.1:${metricsPort + i}/metrics`);
+    const text = await res.text();
+    await expectStatus({ status: res.status, text }, 200);
+    const line = text
+      .split('\n')
+      .find((l) =>
+        l.startsWith(
+          'identity_http_request_duration_seconds_count{method="GET",route="/healthz",status="200"}',
+        ),
+      );
+    counts.push(Number(line?.split(' ').pop() ?? 0));
+  }
+  // Which worker took which connection is the kernel's choice; the metrics say the same as the logs.
+  expect(counts).toEqual([served.get(0) ?? 0, served.get(1) ?? 0]);
+  expect(counts[0]! + counts[1]!).toBe(40);
+  w.proc.kill('SIGTERM');
+  expect(await w.proc.exited).toBe(0);
+  for (const i of [0, 1])
+    expect(
+      await fetch(`http://127.0.0.1:${metricsPort + i}/healthz`).then(
+        () => 'open',
+        () => 'closed',
+      ),
+    ).toBe('closed');
+}
+
 describe('WORKERS: several server processes on one port', () => {
+  it('with METRICS_PORT on Bun: worker i serves its own metrics on METRICS_PORT + i', async () => {
+    await checkWorkerMetrics([process.execPath, 'entry/bun.ts']);
+  }, 180_000);
+
+  it('with METRICS_PORT on Node: the same', async () => {
+    await checkWorkerMetrics(['node', '--import', 'tsx', 'entry/node.ts']);
+  }, 180_000);
+
   it('on Bun: connections reach every worker, a killed worker is replaced, SIGTERM stops all', async () => {
     await checkWorkers([process.execPath, 'entry/bun.ts']);
   }, 180_000);

@@ -6,6 +6,9 @@ import { ConfigError, loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/log.ts';
 import { resolveMasterKeyEntries } from '../../core/master-key.ts';
 
+/** Postgres settings, under which WORKERS may be above 1. */
+const POSTGRES = { DATABASE_URL: 'postgres://db/ids', MASTER_KEY: `k:${btoa('k'.repeat(32))}` };
+
 const problemsOf = (env: Record<string, string>) => {
   try {
     loadConfig(env);
@@ -170,6 +173,8 @@ describe('configuration', () => {
       metricsHost: '0.0.0.0',
     });
     expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeUndefined();
+    // Four workers on 9464 to 9467, PORT outside them.
+    expect(loadConfig({ ...POSTGRES, WORKERS: '4', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
   });
 
   it.each([
@@ -192,6 +197,14 @@ describe('configuration', () => {
       'METRICS_PORT must differ from PORT (both are 8080): metrics have a listener of their own, off the public port',
     ],
     [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT (both are 3000)'],
+    [
+      { ...POSTGRES, WORKERS: '4', PORT: '9466', METRICS_PORT: '9464' },
+      'METRICS_PORT must keep PORT (9466) out of the metrics ports (9464 to 9467, one port per worker)',
+    ],
+    [
+      { ...POSTGRES, WORKERS: '4', METRICS_PORT: '65534' },
+      'METRICS_PORT must leave room for one port per worker: 4 workers from 65534 go past 65535',
+    ],
   ])('stops start-up on a wrong metrics setting, naming it and the rule: %j', (env, message) => {
     expect(problemsOf(env as Record<string, string>)).toContain(message);
   });
