@@ -50,6 +50,13 @@ export interface BurstVerdict {
   duplicates: number;
   /** Deliveries made by each replica, by its index. */
   byReplica: number[];
+  /**
+   * What the service recorded for the burst: failed attempts by error kind (each retried, so the receiver
+   * may have counted one that the service did not), and deliveries with more than one successful attempt
+   * (a message handled twice, such as after its lease expired).
+   */
+  failedAttempts: Record<string, number>;
+  succeededTwice: number;
 }
 
 export interface ReplicaHandle {
@@ -220,7 +227,27 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     // A new webhook reaches every replica's router through its cache: wait for the caches to agree.
     await Bun.sleep(6000);
 
-    const verdict = (published: string[], from: Map<string, number>): BurstVerdict => {
+    /** The service's own record of the burst's attempts, from the shared database. */
+    const recorded = async (published: string[]) => {
+      const ids = `{${published.join(',')}}`;
+      const failed = await admin.unsafe<Array<{ kind: string | null; n: string }>>(
+        `select a.error_kind as kind, count(*) as n from ${schema}.webhook_attempts a
+         join ${schema}.webhook_deliveries d on d.id = a.delivery_id
+         where d.event_id = any($1::uuid[]) and not a.ok group by 1`,
+        [ids],
+      );
+      const [twice] = await admin.unsafe<Array<{ n: string }>>(
+        `select count(*) as n from (select a.delivery_id from ${schema}.webhook_attempts a
+         join ${schema}.webhook_deliveries d on d.id = a.delivery_id
+         where d.event_id = any($1::uuid[]) and a.ok group by 1 having count(*) > 1) t`,
+        [ids],
+      );
+      return {
+        failedAttempts: Object.fromEntries(failed.map((r) => [r.kind ?? 'unknown', Number(r.n)])),
+        succeededTwice: Number(twice?.n ?? 0),
+      };
+    };
+    const verdict = async (published: string[], from: Map<string, number>): Promise<BurstVerdict> => {
       let delivered = 0;
       let duplicates = 0;
       for (const id of published)
@@ -238,6 +265,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
         lost: expected - delivered,
         duplicates,
         byReplica,
+        ...(await recorded(published)),
       };
     };
     const burst = async (onProgress?: () => void) => {
@@ -290,7 +318,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     const steadyPublished = await burst();
     await settled(deliveredAll(steadyPublished), 'every event of the steady burst at every webhook');
     await Bun.sleep(1000);
-    const steady = verdict(steadyPublished, before);
+    const steady = await verdict(steadyPublished, before);
     log(`steady burst: ${JSON.stringify(steady)}`);
 
     const disruption =
@@ -326,7 +354,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
         `every event of the burst with ${disruption.name} at every webhook`,
       );
       disrupted = {
-        ...verdict(published, start),
+        ...(await verdict(published, start)),
         disruption: disruption.name,
         secondsToComplete: Math.round((Date.now() - startedAt) / 100) / 10,
       };
@@ -383,7 +411,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
 /** One line for the operator: the counts the drill is judged by. */
 export function verdictLine(name: string, v: BurstVerdict): string {
   const ok = v.lost === 0 && v.published > 0;
-  return `${ok ? 'PASS' : 'FAIL'} ${name}: published ${v.published}, expected ${v.expected}, delivered at least once ${v.deliveredAtLeastOnce}, lost ${v.lost}, duplicates ${v.duplicates}, by replica ${v.byReplica.join('/')}`;
+  return `${ok ? 'PASS' : 'FAIL'} ${name}: published ${v.published}, expected ${v.expected}, delivered at least once ${v.deliveredAtLeastOnce}, lost ${v.lost}, duplicates ${v.duplicates}, by replica ${v.byReplica.join('/')}; recorded: failed attempts ${JSON.stringify(v.failedAttempts)}, succeeded twice ${v.succeededTwice}`;
 }
 
 /** Faults of the receiver drill, by event: 1 in 10 first attempts hangs, 1 in 10 is reset, 2 in 10 are slow. */
