@@ -473,6 +473,9 @@ if (import.meta.main) {
       (scenario === 'receivers' || result.steady.duplicates === 0) &&
       (result.disrupted?.lost ?? 0) === 0;
     process.exitCode = ok ? 0 : 1;
+  } catch (e) {
+    if (service) console.error(`the restarted server's last log lines:\n${service.logTail()}`);
+    throw e;
   } finally {
     await service?.stop();
   }

@@ -5,7 +5,7 @@
  * (PG_BIN, default the newest /usr/lib/postgresql/<version>/bin), run as the `postgres` user when the
  * drill runs as root (initdb refuses root).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,8 @@ export interface RestartableService {
   url: string;
   /** Stops the server (SIGTERM, then SIGKILL after 10 s) and starts it again on the same port and data. */
   restart(downMs?: number): Promise<void>;
+  /** The last lines of the server's log. */
+  logTail(): string;
   stop(): Promise<void>;
 }
 
@@ -47,31 +49,55 @@ export async function privateNats(): Promise<RestartableService> {
   if (!existsSync(bin)) throw new Error(`no nats-server at ${bin} (set NATS_SERVER_BIN)`);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'drill-nats-'));
-  const start = () =>
-    Bun.spawn([bin, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], {
+  const logFile = join(dir, 'nats.log');
+  const start = () => {
+    const p = Bun.spawn([bin, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, '-l', logFile], {
       stdout: 'ignore',
       stderr: 'ignore',
     });
+    // A server that dies on its own is news for the drill's operator: say so with its last lines.
+    void p.exited.then((code) => {
+      if (p === proc && !stopping) console.error(`nats-server exited by itself (${code}):\n${tail(logFile)}`);
+    });
+    return p;
+  };
+  let stopping = false;
   let proc = start();
   await waitPort(port, 20_000, 'nats-server');
   const stopProc = async () => {
-    proc.kill('SIGTERM');
-    await Promise.race([proc.exited, Bun.sleep(10_000).then(() => proc.kill('SIGKILL'))]);
-    await proc.exited;
+    stopping = true;
+    // This server, not whatever `proc` names by the time the timer fires: a timer left running once
+    // killed the server started again after it, ten seconds into the restart drill.
+    const running = proc;
+    running.kill('SIGTERM');
+    const timer = setTimeout(() => running.kill('SIGKILL'), 10_000);
+    await running.exited;
+    clearTimeout(timer);
   };
   return {
     url: `nats://127.0.0.1:${port}`,
     async restart(downMs = 2000) {
       await stopProc();
       await Bun.sleep(downMs);
+      stopping = false;
       proc = start();
       await waitPort(port, 20_000, 'nats-server');
     },
+    logTail: () => tail(logFile),
     async stop() {
       await stopProc();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The last lines of a log file, or a note that there is none. */
+function tail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return `(no log at ${file})`;
+  }
 }
 
 function pgBin(): string {
@@ -119,6 +145,7 @@ export async function privatePostgres(): Promise<RestartableService> {
       ctl('start');
       await waitPort(port, 30_000, 'postgres');
     },
+    logTail: () => tail(join(dir, 'log')),
     async stop() {
       try {
         ctl('stop');
