@@ -115,6 +115,10 @@ export {
   readForm,
 } from './http/hosted-page.ts';
 export { requestLogFields, setRequestOrg } from './http/request-facts.ts';
+export {
+  type OrganizationSettingsRoutes,
+  organizationSettingsRoutes,
+} from './http/settings-routes.ts';
 export { parseOrThrow } from './http/validation.ts';
 // Identifiers and secrets.
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';

@@ -1,11 +1,7 @@
 import { eq } from 'drizzle-orm';
-import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { createReplicaCache } from '../../core/cache/replica-cache.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { organizationSettingsRoutes } from '../../core/http/settings-routes.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -75,40 +71,14 @@ export type SettingsStore = ReturnType<typeof createSettingsStore>;
 
 /** GET, PUT /organizations/persons-settings: the organization's groups_claim_name. */
 export function settingsRoutes(ctx: ServiceContext, store: SettingsStore) {
-  const detail = (operationId: string, summary: string) => ({
-    operationId,
-    summary,
+  return organizationSettingsRoutes(ctx, {
+    path: '/organizations/persons-settings',
+    schema: SettingsSchema,
+    operation: 'OrganizationsPersonsSettings',
+    subject: 'persons',
+    tag: 'Persons',
     description: `groups_claim_name names the claim that carries a person's groups in identity tokens; "${DEFAULT_GROUPS_CLAIM}" until set.`,
-    tags: ['Persons'],
-    security: [{ orgId: [], apiKey: [] }],
+    read: async (orgId) => ({ groups_claim_name: await store.groupsClaimName(orgId) }),
+    write: (orgId, s) => store.setGroupsClaimName(orgId, s.groups_claim_name),
   });
-  return new Elysia()
-    .use(ctx.auth)
-    .get(
-      '/organizations/persons-settings',
-      async ({ org }) => ok({ groups_claim_name: await store.groupsClaimName(org.id) }),
-      {
-        apiKey: true,
-        response: { 200: resultOf(SettingsSchema), ...errorResponses },
-        detail: detail('GetOrganizationsPersonsSettings', "The organization's persons settings"),
-      },
-    )
-    .put(
-      '/organizations/persons-settings',
-      async ({ org, body, request }) => {
-        await consistentWrite(request, ctx.headers, () =>
-          store.setGroupsClaimName(org.id, body.groups_claim_name),
-        );
-        return ok({ groups_claim_name: body.groups_claim_name });
-      },
-      {
-        apiKey: true,
-        parse: 'json',
-        transform: refuseArrayBody,
-        body: SettingsSchema,
-        headers: consistencyHeaders(ctx.headers),
-        response: { 200: resultOf(SettingsSchema), ...errorResponses, ...writeErrorResponses },
-        detail: detail('PutOrganizationsPersonsSettings', "Set the organization's persons settings"),
-      },
-    );
 }

@@ -1,11 +1,7 @@
 import { eq } from 'drizzle-orm';
-import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { createReplicaCache } from '../../core/cache/replica-cache.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { organizationSettingsRoutes } from '../../core/http/settings-routes.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -50,41 +46,15 @@ export type SettingsStore = ReturnType<typeof createSettingsStore>;
 
 /** GET, PUT /organizations/roles-settings: whether tokens carry roles. */
 export function settingsRoutes(ctx: ServiceContext, store: SettingsStore) {
-  const detail = (operationId: string, summary: string) => ({
-    operationId,
-    summary,
+  return organizationSettingsRoutes(ctx, {
+    path: '/organizations/roles-settings',
+    schema: SettingsSchema,
+    operation: 'OrganizationsRolesSettings',
+    subject: 'roles',
+    tag: 'Roles and permissions',
     description:
       "roles_in_tokens: identity tokens issued afterwards carry the person's role names, sorted, under the claim `roles` (false until set). A replica caches it for 5 s.",
-    tags: ['Roles and permissions'],
-    security: [{ orgId: [], apiKey: [] }],
+    read: async (orgId) => ({ roles_in_tokens: await store.rolesInTokens(orgId) }),
+    write: (orgId, s) => store.setRolesInTokens(orgId, s.roles_in_tokens),
   });
-  return new Elysia()
-    .use(ctx.auth)
-    .get(
-      '/organizations/roles-settings',
-      async ({ org }) => ok({ roles_in_tokens: await store.rolesInTokens(org.id) }),
-      {
-        apiKey: true,
-        response: { 200: resultOf(SettingsSchema), ...errorResponses },
-        detail: detail('GetOrganizationsRolesSettings', "The organization's roles settings"),
-      },
-    )
-    .put(
-      '/organizations/roles-settings',
-      async ({ org, body, request }) => {
-        await consistentWrite(request, ctx.headers, () =>
-          store.setRolesInTokens(org.id, body.roles_in_tokens),
-        );
-        return ok({ roles_in_tokens: body.roles_in_tokens });
-      },
-      {
-        apiKey: true,
-        parse: 'json',
-        transform: refuseArrayBody,
-        body: SettingsSchema,
-        headers: consistencyHeaders(ctx.headers),
-        response: { 200: resultOf(SettingsSchema), ...errorResponses, ...writeErrorResponses },
-        detail: detail('PutOrganizationsRolesSettings', "Set the organization's roles settings"),
-      },
-    );
 }

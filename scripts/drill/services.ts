@@ -34,7 +34,14 @@ async function waitPort(port: number, ms: number, what: string): Promise<void> {
       const s = Bun.connect({
         hostname: '127.0.0.1',
         port,
-        socket: { open: (sock) => (sock.end(), resolve(true)), error: () => resolve(false), data() {} },
+        socket: {
+          open: (sock) => {
+            sock.end();
+            resolve(true);
+          },
+          error: () => resolve(false),
+          data() {},
+        },
       }).catch(() => resolve(false));
       void s;
     });

@@ -1,10 +1,6 @@
 import { eq } from 'drizzle-orm';
-import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../../core/http/openapi-docs.ts';
+import { organizationSettingsRoutes } from '../../../core/http/settings-routes.ts';
 import { bareHost, classifyAddress, isLocalhostName } from '../../../core/net/address.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
@@ -66,42 +62,15 @@ export type ResetSettings = ReturnType<typeof createResetSettings>;
 
 /** GET, PUT /organizations/password-reset-settings: the organization's own reset page. */
 export function resetSettingsRoutes(ctx: ServiceContext, store: ResetSettings) {
-  const detail = (operationId: string, summary: string) => ({
-    operationId,
-    summary,
+  return organizationSettingsRoutes(ctx, {
+    path: '/organizations/password-reset-settings',
+    schema: SettingsSchema,
+    operation: 'OrganizationsPasswordResetSettings',
+    subject: 'password reset',
+    tag: 'Password reset',
     description:
       "reset_url: the organization's own password reset page, or null (the default) for the service's hosted page at /password/reset. Reset links are the page with `token=<token>` appended.",
-    tags: ['Password reset'],
-    security: [{ orgId: [], apiKey: [] }],
+    read: async (orgId) => ({ reset_url: await store.resetUrl(orgId) }),
+    write: (orgId, s) => store.setResetUrl(orgId, s.reset_url),
   });
-  return new Elysia()
-    .use(ctx.auth)
-    .get(
-      '/organizations/password-reset-settings',
-      async ({ org }) => ok({ reset_url: await store.resetUrl(org.id) }),
-      {
-        apiKey: true,
-        response: { 200: resultOf(SettingsSchema), ...errorResponses },
-        detail: detail('GetOrganizationsPasswordResetSettings', "The organization's password reset settings"),
-      },
-    )
-    .put(
-      '/organizations/password-reset-settings',
-      async ({ org, body, request }) => {
-        await consistentWrite(request, ctx.headers, () => store.setResetUrl(org.id, body.reset_url));
-        return ok({ reset_url: body.reset_url });
-      },
-      {
-        apiKey: true,
-        parse: 'json',
-        transform: refuseArrayBody,
-        body: SettingsSchema,
-        headers: consistencyHeaders(ctx.headers),
-        response: { 200: resultOf(SettingsSchema), ...errorResponses, ...writeErrorResponses },
-        detail: detail(
-          'PutOrganizationsPasswordResetSettings',
-          "Set the organization's password reset settings",
-        ),
-      },
-    );
 }
