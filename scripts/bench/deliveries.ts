@@ -236,6 +236,15 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
   const buses: BusKey[] = o.natsUrl ? ['jetstream', 'pg-queue'] : ['pg-queue'];
   const tag = `${Date.now().toString(36)}${process.pid}`;
   const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
+  // Interrupted (Ctrl-C), the servers and the receiver exit with this process (their IPC channels
+  // close); the bus's schemas and streams are dropped first.
+  let cleanup: (() => Promise<void>) | undefined;
+  const interrupted = async () => {
+    await cleanup?.();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const natsPort = o.natsUrl ? new URL(o.natsUrl).port || '4222' : undefined;
   const bound = (what: string, s: Summary) =>
     row([`bound: ${what}`, fmtRate(s.perSecond), '', '', `${fmtMs(s.p50)} / ${fmtMs(s.p99)}`, '', '', '']);
@@ -248,6 +257,11 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
       const schema = `bench_dl_${tag}_${bus === 'jetstream' ? 'js' : 'pq'}`;
       const prefix = `BENCHDL${tag}${bus === 'jetstream' ? 'JS' : 'PQ'}`.toUpperCase();
       const name = bus === 'jetstream' ? 'JetStream' : 'pg-queue';
+      cleanup = async () => {
+        await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {});
+        await admin.unsafe(`drop schema if exists ${schema}_raw cascade`).catch(() => {});
+        if (bus === 'jetstream') await deleteStreams(o.natsUrl!, prefix).catch(() => {});
+      };
       try {
         let busBound = UNMEASURED;
         if (filter.bounds) {
@@ -338,12 +352,13 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
           }
         }
       } finally {
-        await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {});
-        await admin.unsafe(`drop schema if exists ${schema}_raw cascade`).catch(() => {});
-        if (bus === 'jetstream') await deleteStreams(o.natsUrl!, prefix).catch(() => {});
+        await cleanup();
+        cleanup = undefined;
       }
     }
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     receivers.stop();
     await admin.end();
   }
