@@ -71,50 +71,62 @@ function cliFilter(argv: readonly string[]) {
   };
 }
 
-/** One organization of the servers, with `n` webhooks on EVENT, and how to publish its test events. */
-async function organization(servers: ServerProcesses, env: Record<string, string>, n: number, port: number) {
+interface Credentials {
+  organization_id: string;
+  api_key: string;
+}
+
+/** An organization made with the CLI: it outlives the servers, in the database they share. */
+function organization(env: Record<string, string>, name: string): Credentials {
   const cli = Bun.spawnSync(
-    [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', `Bench ${n}`],
-    { cwd: ROOT, env: { ...process.env, ...env } },
+    [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', name],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    },
   );
   if (cli.exitCode !== 0) throw new Error(`org create failed: ${cli.stderr.toString()}`);
-  const org: { organization_id: string; api_key: string } = JSON.parse(cli.stdout.toString());
+  return JSON.parse(cli.stdout.toString());
+}
+
+/** The organization's API on the servers at `base`: webhooks made, test events published. */
+function orgApi(base: string, org: Credentials) {
   const headers = {
     'Service-OrgID': org.organization_id,
     'Service-API-Key': org.api_key,
     'content-type': 'application/json',
   };
   const post = async (path: string, body: unknown, status: number) => {
-    const res = await fetch(`${servers.base}${path}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.text();
     if (res.status !== status) throw new Error(`POST ${path} answered ${res.status} ${text}`);
     return JSON.parse(text);
   };
-  for (let i = 0; i < n; i++) {
-    const target = `https://hooks.test:${port}/d${org.organization_id.slice(-6)}/h${i}`;
-    const made = await post('/organizations/webhooks', { name: `bench ${i}`, target_url: target }, 201);
-    await post(
-      `/organizations/webhooks/${made.result.id}/triggers`,
-      { trigger_type: 'event', trigger_name: EVENT },
-      201,
-    );
-  }
-  /** `count` events in one request, each stamped with the time the request was sent. */
-  const publish = async (count: number): Promise<Sent[]> => {
-    const t = now();
-    const result: Array<{ event_id: string }> = (
-      await post('/test-events', [{ event_name: EVENT, count }], 201)
-    ).result;
-    return result.map((e) => ({ id: e.event_id, t }));
+  return {
+    /** `n` webhooks on EVENT, to the receivers on `port`. */
+    async webhooks(n: number, port: number) {
+      for (let i = 0; i < n; i++) {
+        const target = `https://hooks.test:${port}/d${org.organization_id.slice(-6)}/h${i}`;
+        const made = await post('/organizations/webhooks', { name: `bench ${i}`, target_url: target }, 201);
+        await post(
+          `/organizations/webhooks/${made.result.id}/triggers`,
+          { trigger_type: 'event', trigger_name: EVENT },
+          201,
+        );
+      }
+    },
+    /** `count` events in one request, each stamped with the time the request was sent. */
+    async publish(count: number): Promise<Sent[]> {
+      const t = now();
+      const result: Array<{ event_id: string }> = (
+        await post('/test-events', [{ event_name: EVENT, count }], 201)
+      ).result;
+      return result.map((e) => ({ id: e.event_id, t }));
+    },
   };
-  return { publish };
 }
 
-type Org = Awaited<ReturnType<typeof organization>>;
+type Org = ReturnType<typeof orgApi>;
 
 const latenciesOf = (receivers: Receivers, sent: Sent[]): number[] =>
   sent.flatMap((s) => (receivers.arrivals.get(s.id) ?? []).map((at) => at - s.t));
@@ -299,7 +311,7 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
           // The bench publishes thousands of test events a second; the spec's limit is 10 a minute.
           TEST_EVENTS_RATE_LIMIT: '1000000/1000000',
         };
-        const orgs = new Map<number, Org>();
+        const orgs = new Map<number, Credentials>();
         for (const workers of [1, 2, 3]) {
           const counts = [1, 100].filter((n) => filter.row(bus, n, workers));
           if (counts.length === 0) continue;
@@ -309,13 +321,17 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
             // Organizations made once per bus (the next servers find them in the database); a new
             // webhook reaches every process's router cache within 5 s.
             const missing = counts.filter((n) => !orgs.has(n));
-            for (const n of missing) orgs.set(n, await organization(servers, env, n, receivers.port));
+            for (const n of missing) {
+              const org = organization(env, `Bench ${n}`);
+              await orgApi(servers.base, org).webhooks(n, receivers.port);
+              orgs.set(n, org);
+            }
             if (missing.length > 0) await Bun.sleep(6000);
             for (const n of counts) {
               const r = await measureRow(
                 o,
                 servers,
-                orgs.get(n)!,
+                orgApi(servers.base, orgs.get(n)!),
                 n,
                 receivers,
                 bus === 'jetstream' ? natsPort : undefined,
