@@ -55,30 +55,52 @@ function machine(): { busy: number; total: number } {
 }
 
 /**
- * Starts measuring; the function returned gives each group's CPU since, in percent of one core, and the
- * machine's busy share in percent of all its cores. A group's pids are asked for at the start and at the
- * end, so processes born during the run (a database backend) count from zero.
+ * Seconds a process's main thread has waited, runnable, for a core (the scheduler's run queue): time it
+ * wanted to run and could not, because other processes had the cores.
+ */
+export function runQueueSeconds(pid: number): number | undefined {
+  const schedstat = read(`/proc/${pid}/schedstat`);
+  return schedstat ? Number(schedstat.split(' ')[1]) / 1e9 : undefined;
+}
+
+/** What a group of processes used during a measurement, in percent of one core over its wall time. */
+export interface GroupCpu {
+  /** CPU time, every thread. */
+  cpu: number;
+  /** Time the main threads waited in the run queue for a core. */
+  waited: number;
+}
+
+/**
+ * Starts measuring; the function returned gives each group's CPU since, and the machine's busy share in
+ * percent of all its cores. A group's pids are asked for at the start and at the end, so processes born
+ * during the run (a database backend) count from zero.
  */
 export function cpuMeter(groups: Record<string, () => number[]>) {
-  const before = new Map<number, number>();
+  const sample = (pid: number) => ({ cpu: cpuSeconds(pid), waited: runQueueSeconds(pid) });
+  const before = new Map<number, ReturnType<typeof sample>>();
   const startPids = new Map<string, number[]>();
   for (const [name, pids] of Object.entries(groups)) {
     startPids.set(name, pids());
-    for (const pid of startPids.get(name)!) before.set(pid, cpuSeconds(pid) ?? 0);
+    for (const pid of startPids.get(name)!) before.set(pid, sample(pid));
   }
   const m0 = machine();
   const t0 = performance.now();
-  return (): { groups: Record<string, number>; machine: number } => {
+  return (): { groups: Record<string, GroupCpu>; machine: number } => {
     const seconds = (performance.now() - t0) / 1000;
     const m1 = machine();
-    const result: Record<string, number> = {};
+    const percent = (used: number) => (seconds > 0 ? (used / seconds) * 100 : Number.NaN);
+    const result: Record<string, GroupCpu> = {};
     for (const [name, pids] of Object.entries(groups)) {
-      let used = 0;
+      let cpu = 0;
+      let waited = 0;
       for (const pid of new Set([...startPids.get(name)!, ...pids()])) {
-        const now = cpuSeconds(pid);
-        if (now !== undefined) used += now - (before.get(pid) ?? 0);
+        const now = sample(pid);
+        const then = before.get(pid);
+        if (now.cpu !== undefined) cpu += now.cpu - (then?.cpu ?? 0);
+        if (now.waited !== undefined) waited += now.waited - (then?.waited ?? 0);
       }
-      result[name] = seconds > 0 ? (used / seconds) * 100 : Number.NaN;
+      result[name] = { cpu: percent(cpu), waited: percent(waited) };
     }
     const total = m1.total - m0.total;
     return { groups: result, machine: total > 0 ? ((m1.busy - m0.busy) / total) * 100 : Number.NaN };

@@ -13,7 +13,7 @@ import { createPostgresStorage } from '../../adapters/postgres/index.ts';
 import { migrate } from '../../core/db/migrate.ts';
 import { createLogger } from '../../core/log.ts';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
-import { cpuMeter, processesNamed } from './cpu.ts';
+import { cpuMeter, type GroupCpu, processesNamed } from './cpu.ts';
 import { ROOT } from './processes.ts';
 import { type ServerProcesses, startServerProcesses } from './server-processes.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
@@ -131,8 +131,14 @@ type Org = ReturnType<typeof orgApi>;
 const latenciesOf = (receivers: Receivers, sent: Sent[]): number[] =>
   sent.flatMap((s) => (receivers.arrivals.get(s.id) ?? []).map((at) => at - s.t));
 
-const arrivedAll = (receivers: Receivers, sent: Sent[], n: number) => () =>
-  sent.every((s) => (receivers.arrivals.get(s.id)?.length ?? 0) >= n);
+/**
+ * Waits for every event of `run` at each of the `n` webhooks: first by the receivers' count (cheap to poll:
+ * the bench shares the cores with the servers), then event by event, once, in case a retry counted twice.
+ */
+async function arrived(receivers: Receivers, run: { before: number; sent: Sent[] }, n: number, what: string) {
+  await waitFor(() => receivers.received() - run.before >= run.sent.length * n, 300_000, what);
+  await waitFor(() => run.sent.every((s) => (receivers.arrivals.get(s.id)?.length ?? 0) >= n), 60_000, what);
+}
 
 /** `events` published PER_REQUEST a request, `inflight` requests at a time. */
 async function burst(org: Org, events: number, inflight: number): Promise<Sent[]> {
@@ -169,7 +175,20 @@ async function paced(org: Org, perSecond: number, seconds: number): Promise<Sent
   return sent;
 }
 
-const pct = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(0));
+const pct = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(0));
+
+/** The CPU column: each process's share of a core, and how long the workers waited for one. */
+function cpuCell(r: RowResult): string {
+  const g = r.cpu.groups;
+  return [
+    `workers ${r.cpuByWorker.map((w) => pct(w.cpu)).join(' / ')} (waiting for a core ${r.cpuByWorker.map((w) => pct(w.waited)).join(' / ')})`,
+    `Postgres ${pct(g.postgres?.cpu)}`,
+    ...(g.nats ? [`NATS ${pct(g.nats.cpu)}`] : []),
+    `receiver ${pct(g.receiver?.cpu)}`,
+    `bench ${pct(g.bench?.cpu)}`,
+    `machine ${pct(r.cpu.machine)} % busy`,
+  ].join(', ');
+}
 
 interface RowResult {
   rate: number;
@@ -177,7 +196,7 @@ interface RowResult {
   loaded: Summary;
   byWorker: number[];
   cpu: ReturnType<ReturnType<typeof cpuMeter>>;
-  cpuByWorker: number[];
+  cpuByWorker: GroupCpu[];
 }
 
 /** One row: warm-up, the saturated run (CPU measured), the paced run at half its rate. */
@@ -190,8 +209,9 @@ async function measureRow(
   natsPort: string | undefined,
 ): Promise<RowResult> {
   // Warm-up: a tenth of the run, so keys, connections and prepared statements exist in every worker.
-  const warm = await burst(org, Math.ceil(o.deliveries / 10 / n), o.inflight);
-  await waitFor(arrivedAll(receivers, warm, n), 120_000, 'the warm-up');
+  const warm = { before: receivers.received(), sent: [] as Sent[] };
+  warm.sent = await burst(org, Math.ceil(o.deliveries / 10 / n), o.inflight);
+  await arrived(receivers, warm, n, 'the warm-up');
 
   const workerPids = servers.pids();
   const groups: Record<string, () => number[]> = {
@@ -211,8 +231,9 @@ async function measureRow(
   // Saturated: `deliveries` in all, from the first request sent to the last arrival.
   const events = Math.ceil(o.deliveries / n);
   const t0 = now();
+  const before = receivers.received();
   const sent = await burst(org, events, o.inflight);
-  await waitFor(arrivedAll(receivers, sent, n), 300_000, 'the saturated run');
+  await arrived(receivers, { before, sent }, n, 'the saturated run');
   const cpu = meter();
   const last = Math.max(...sent.flatMap((s) => receivers.arrivals.get(s.id) ?? []));
   const busy = summarize(latenciesOf(receivers, sent), last - t0);
@@ -221,8 +242,9 @@ async function measureRow(
   await Bun.sleep(300);
 
   // Paced: half the saturated rate, loaded but not saturated.
+  const pacedBefore = receivers.received();
   const pacedSent = await paced(org, busy.perSecond / 2 / n, o.pacedSeconds);
-  await waitFor(arrivedAll(receivers, pacedSent, n), 120_000, 'the paced run');
+  await arrived(receivers, { before: pacedBefore, sent: pacedSent }, n, 'the paced run');
   const loaded = summarize(latenciesOf(receivers, pacedSent), 1);
   receivers.arrivals.clear();
   return {
@@ -231,7 +253,7 @@ async function measureRow(
     loaded,
     byWorker,
     cpu,
-    cpuByWorker: workerPids.map((_, i) => cpu.groups[`worker ${i}`] ?? Number.NaN),
+    cpuByWorker: workerPids.map((_, i) => cpu.groups[`worker ${i}`]!),
   };
 }
 
@@ -341,14 +363,7 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
                   ? `≥ ${AIMS[bus].toLocaleString('en')}: ${r.rate >= AIMS[bus] ? 'met' : 'not met'}; p99 < ${AIM_P99_MS} ms: ${r.loaded.p99 < AIM_P99_MS ? 'met' : 'not met'}`
                   : '';
               const total = r.byWorker.reduce((a, b) => a + b, 0);
-              const cpu = [
-                `workers ${r.cpuByWorker.map(pct).join(' / ')}`,
-                `Postgres ${pct(r.cpu.groups.postgres ?? Number.NaN)}`,
-                ...(r.cpu.groups.nats !== undefined ? [`NATS ${pct(r.cpu.groups.nats)}`] : []),
-                `receiver ${pct(r.cpu.groups.receiver ?? Number.NaN)}`,
-                `bench ${pct(r.cpu.groups.bench ?? Number.NaN)}`,
-                `machine ${pct(r.cpu.machine)} % busy`,
-              ].join(', ');
+              const cpu = cpuCell(r);
               lines.push(
                 row([
                   `${name}, ${workers} process${workers > 1 ? 'es' : ''}, ${n} webhook${n > 1 ? 's' : ''}`,
