@@ -57,7 +57,8 @@ export interface DeliveriesBenchOptions {
 
 /**
  * Focused runs from the command line: `--only=jetstream-1-2,pg-queue-100-3` runs those rows alone (bus,
- * webhooks, processes), `--no-bounds` skips the bounds, `--deliveries=N` sets a saturated run's size.
+ * webhooks, processes), `--no-bounds` skips the bounds, `--deliveries=N` sets a saturated run's size,
+ * `--cpu-prof=DIR` has every server process write a CPU profile into DIR when it stops.
  */
 function cliFilter(argv: readonly string[]) {
   const only = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
@@ -68,6 +69,7 @@ function cliFilter(argv: readonly string[]) {
     bounds: !argv.includes('--no-bounds'),
     deliveries:
       Number(argv.find((a) => a.startsWith('--deliveries='))?.slice('--deliveries='.length)) || undefined,
+    cpuProfDir: argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length),
   };
 }
 
@@ -338,7 +340,7 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
           const counts = [1, 100].filter((n) => filter.row(bus, n, workers));
           if (counts.length === 0) continue;
           console.error(`  ${name}, ${workers} process(es) ...`);
-          const servers = await startServerProcesses(env, workers);
+          const servers = await startServerProcesses(env, workers, filter.cpuProfDir);
           try {
             // Organizations made once per bus (the next servers find them in the database); a new
             // webhook reaches every process's router cache within 5 s.

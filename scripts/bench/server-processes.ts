@@ -46,16 +46,26 @@ async function until(cond: () => Promise<boolean>, ms: number, what: string, out
   }
 }
 
-/** Starts `workers` server processes with `env` and waits until every worker listens. */
+/**
+ * Starts `workers` server processes with `env` and waits until every worker listens. With `cpuProfDir`,
+ * each process writes a CPU profile there when it stops (`bun --cpu-prof`).
+ */
 export async function startServerProcesses(
   env: Record<string, string>,
   workers: number,
+  cpuProfDir?: string,
 ): Promise<ServerProcesses> {
   const port = freePorts(workers + 1);
   const metricsPort = port + 1;
   const base = `http://127.0.0.1:${port}`;
   const proc = Bun.spawn(
-    [process.execPath, '--preload', join(ROOT, 'scripts/bench/with-parent.ts'), join(ROOT, 'entry/bun.ts')],
+    [
+      process.execPath,
+      ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
+      '--preload',
+      join(ROOT, 'scripts/bench/with-parent.ts'),
+      join(ROOT, 'entry/bun.ts'),
+    ],
     {
       cwd: ROOT,
       env: {
