@@ -4,7 +4,6 @@
  * webhooks on one trigger. Events are published over HTTP (POST /test-events) and delivered over TLS to
  * the receivers of the webhooks section, in another process.
  */
-import { join } from 'node:path';
 import postgres from 'postgres';
 import { systemClock } from '../../adapters/clock/system.ts';
 import { createJetStreamBus, natsOutboxMigrations } from '../../adapters/nats/index.ts';
@@ -14,9 +13,18 @@ import { migrate } from '../../core/db/migrate.ts';
 import { createLogger } from '../../core/log.ts';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
 import { cpuMeter, type GroupCpu, processesNamed } from './cpu.ts';
-import { ROOT } from './processes.ts';
 import { type ServerProcesses, startServerProcesses } from './server-processes.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
+import {
+  burst,
+  type Credentials,
+  type Org,
+  orgApi,
+  organization,
+  PER_REQUEST,
+  paced,
+  type Sent,
+} from './test-events.ts';
 import {
   deleteStreams,
   type Receivers,
@@ -27,21 +35,12 @@ import {
   waitFor,
 } from './webhooks.ts';
 
-const EVENT = 'PersonIdentified_v1';
-/** Events per POST /test-events in the saturated runs (the most one entry's `count` may ask for). */
-const PER_REQUEST = 50;
 const now = () => performance.timeOrigin + performance.now();
 
 type BusKey = 'jetstream' | 'pg-queue';
 /** The issue's aims, with one webhook: deliveries a second, and p99 at half that rate. */
 const AIMS: Record<BusKey, number> = { jetstream: 5000, 'pg-queue': 1500 };
 const AIM_P99_MS = 50;
-
-/** An event the bench published: its id and when its request was sent. */
-interface Sent {
-  id: string;
-  t: number;
-}
 
 export interface DeliveriesBenchOptions {
   databaseUrl: string;
@@ -73,63 +72,6 @@ function cliFilter(argv: readonly string[]) {
   };
 }
 
-interface Credentials {
-  organization_id: string;
-  api_key: string;
-}
-
-/** An organization made with the CLI: it outlives the servers, in the database they share. */
-function organization(env: Record<string, string>, name: string): Credentials {
-  const cli = Bun.spawnSync(
-    [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', name],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-    },
-  );
-  if (cli.exitCode !== 0) throw new Error(`org create failed: ${cli.stderr.toString()}`);
-  return JSON.parse(cli.stdout.toString());
-}
-
-/** The organization's API on the servers at `base`: webhooks made, test events published. */
-function orgApi(base: string, org: Credentials) {
-  const headers = {
-    'Service-OrgID': org.organization_id,
-    'Service-API-Key': org.api_key,
-    'content-type': 'application/json',
-  };
-  const post = async (path: string, body: unknown, status: number) => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status !== status) throw new Error(`POST ${path} answered ${res.status} ${text}`);
-    return JSON.parse(text);
-  };
-  return {
-    /** `n` webhooks on EVENT, to the receivers on `port`. */
-    async webhooks(n: number, port: number) {
-      for (let i = 0; i < n; i++) {
-        const target = `https://hooks.test:${port}/d${org.organization_id.slice(-6)}/h${i}`;
-        const made = await post('/organizations/webhooks', { name: `bench ${i}`, target_url: target }, 201);
-        await post(
-          `/organizations/webhooks/${made.result.id}/triggers`,
-          { trigger_type: 'event', trigger_name: EVENT },
-          201,
-        );
-      }
-    },
-    /** `count` events in one request, each stamped with the time the request was sent. */
-    async publish(count: number): Promise<Sent[]> {
-      const t = now();
-      const result: Array<{ event_id: string }> = (
-        await post('/test-events', [{ event_name: EVENT, count }], 201)
-      ).result;
-      return result.map((e) => ({ id: e.event_id, t }));
-    },
-  };
-}
-
-type Org = ReturnType<typeof orgApi>;
-
 const latenciesOf = (receivers: Receivers, sent: Sent[]): number[] =>
   sent.flatMap((s) => (receivers.arrivals.get(s.id) ?? []).map((at) => at - s.t));
 
@@ -140,41 +82,6 @@ const latenciesOf = (receivers: Receivers, sent: Sent[]): number[] =>
 async function arrived(receivers: Receivers, run: { before: number; sent: Sent[] }, n: number, what: string) {
   await waitFor(() => receivers.received() - run.before >= run.sent.length * n, 300_000, what);
   await waitFor(() => run.sent.every((s) => (receivers.arrivals.get(s.id)?.length ?? 0) >= n), 60_000, what);
-}
-
-/** `events` published PER_REQUEST a request, `inflight` requests at a time. */
-async function burst(org: Org, events: number, inflight: number): Promise<Sent[]> {
-  const sent: Sent[] = [];
-  let left = events;
-  await Promise.all(
-    Array.from({ length: Math.min(inflight, Math.ceil(events / PER_REQUEST)) }, async () => {
-      while (left > 0) {
-        const count = Math.min(PER_REQUEST, left);
-        left -= count;
-        sent.push(...(await org.publish(count)));
-      }
-    }),
-  );
-  return sent;
-}
-
-/**
- * `perSecond` events for `seconds`, spread evenly: requests at most every 5 ms, each carrying the events
- * due since the last one, sent without waiting for the previous answer.
- */
-async function paced(org: Org, perSecond: number, seconds: number): Promise<Sent[]> {
-  const perRequest = Math.max(1, Math.ceil(perSecond / 200));
-  const requests = Math.max(5, Math.round((perSecond * seconds) / perRequest));
-  const sent: Sent[] = [];
-  const answers: Promise<unknown>[] = [];
-  const start = performance.now();
-  for (let i = 0; i < requests; i++) {
-    const wait = start + (i * perRequest * 1000) / perSecond - performance.now();
-    if (wait > 1) await Bun.sleep(wait);
-    answers.push(org.publish(perRequest).then((s) => sent.push(...s)));
-  }
-  await Promise.all(answers);
-  return sent;
 }
 
 const pct = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(0));
