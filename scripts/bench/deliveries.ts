@@ -86,7 +86,10 @@ async function arrived(receivers: Receivers, run: { before: number; sent: Sent[]
 
 const pct = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(0));
 
-/** The CPU column: each process's share of a core, and how long the workers waited for one. */
+/**
+ * The CPU column: each process's share of a core, how long the workers waited for one, how busy the
+ * machine was (percent of all its cores) and what of it none of these processes used (percent of a core).
+ */
 function cpuCell(r: RowResult): string {
   const g = r.cpu.groups;
   return [
@@ -95,7 +98,9 @@ function cpuCell(r: RowResult): string {
     ...(g.nats ? [`NATS ${pct(g.nats.cpu)}`] : []),
     `receiver ${pct(g.receiver?.cpu)}`,
     `bench ${pct(g.bench?.cpu)}`,
-    `machine ${pct(r.cpu.machine)} % busy`,
+    `machine ${pct(r.cpu.machine)} % of ${navigator.hardwareConcurrency} cores busy`,
+    // What the machine did besides: other work on a shared machine, the kernel's own.
+    `others ${pct(Math.max(0, r.cpu.machine * navigator.hardwareConcurrency - Object.values(g).reduce((a, x) => a + x.cpu, 0)))}`,
   ].join(', ');
 }
 
@@ -303,7 +308,7 @@ export async function benchDeliveries(options: DeliveriesBenchOptions): Promise<
     await admin.end();
   }
   return [
-    `The real entry (\`bun entry/bun.ts\`, WORKERS=1, 2 or 3 on one port, LOG_LEVEL=warn, metrics on) on Postgres, events published by POST /test-events (${PER_REQUEST} a request, ${o.inflight} requests in flight), each delivery signed and POSTed over TLS to a Bun.serve receiver in another process. Saturated: ${o.deliveries.toLocaleString('en')} deliveries after a warm-up of a tenth of that, deliveries/s from the first request sent to the last arrival; then ${o.pacedSeconds} s paced at half that rate. Latency: from the request that published the event being sent to the arrival. The fraction is of the lower bound, both bounds measured in the same run in this one process. Aims (issue 15, one webhook): ≥ ${AIMS.jetstream.toLocaleString('en')} deliveries/s on JetStream, ≥ ${AIMS['pg-queue'].toLocaleString('en')} on pg-queue, p99 under ${AIM_P99_MS} ms at half that rate. CPU: percent of one core during the saturated run, read from /proc; Postgres and NATS are every process of theirs on the machine, on the same ${navigator.hardwareConcurrency} cores as everything else.`,
+    `The real entry (\`bun entry/bun.ts\`, WORKERS=1, 2 or 3 on one port, LOG_LEVEL=warn, metrics on) on Postgres, events published by POST /test-events (${PER_REQUEST} a request, ${o.inflight} requests in flight), each delivery signed and POSTed over TLS to a Bun.serve receiver in another process. Saturated: ${o.deliveries.toLocaleString('en')} deliveries after a warm-up of a tenth of that, deliveries/s from the first request sent to the last arrival; then ${o.pacedSeconds} s paced at half that rate. Latency: from the request that published the event being sent to the arrival. The fraction is of the lower bound, both bounds measured in the same run in this one process. Aims (issue 15, one webhook): ≥ ${AIMS.jetstream.toLocaleString('en')} deliveries/s on JetStream, ≥ ${AIMS['pg-queue'].toLocaleString('en')} on pg-queue, p99 under ${AIM_P99_MS} ms at half that rate. CPU: percent of one core during the saturated run, read from /proc; Postgres and NATS are every process of theirs on the machine, on the same ${navigator.hardwareConcurrency} cores as everything else; waiting for a core: the time a worker's main thread was ready to run but had no core; others: the machine's busy time outside the processes listed (other work on the machine, the kernel).`,
     '',
     row([
       'path',
