@@ -1,11 +1,12 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [mail] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [deliveries] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [mail] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
+import { benchDeliveries } from './deliveries.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { benchIngest } from './ingest.ts';
@@ -32,6 +33,8 @@ const sections: Record<string, () => Promise<string>> = {
   tokens: () => benchTokens({ seconds: 3, inflight: 32, databaseUrl }),
   password: () => benchPassword({ seconds: 3, inflight: 8 }),
   webhooks: () => benchWebhooks({ deliveries: 5000, inflight: 64, databaseUrl, natsUrl }),
+  deliveries: () =>
+    benchDeliveries({ databaseUrl, natsUrl, deliveries: 20_000, inflight: 8, pacedSeconds: 3 }),
   hook: () => benchHook({ n: 3000 }),
   'oauth2-refresh': () => benchOAuth2Refresh({ seconds: 3, inflight: 16, databaseUrl }),
   'oauth2-code': () => benchOAuth2Code({ seconds: 3, inflight: 8, databaseUrl, lastSteps: 100 }),

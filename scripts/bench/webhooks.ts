@@ -58,7 +58,7 @@ export async function startReceivers() {
       }
     },
   });
-  return { port: await ready, arrivals, received: () => count, stop: () => child.kill() };
+  return { port: await ready, pid: child.pid, arrivals, received: () => count, stop: () => child.kill() };
 }
 
 export type Receivers = Awaited<ReturnType<typeof startReceivers>>;
@@ -72,7 +72,7 @@ export async function waitFor(cond: () => boolean, ms: number, what: string) {
 }
 
 /** The HTTPS bound: the delivery adapter itself POSTing to the receivers, `inflight` at a time. */
-async function rawHttps(port: number, inflight: number, ms: number): Promise<Summary> {
+export async function rawHttps(port: number, inflight: number, ms: number): Promise<Summary> {
   const delivery = createFetchDelivery({
     allowPrivate: ['127.0.0.0/8'],
     hostMap: { 'hooks.test': '127.0.0.1' },
@@ -104,7 +104,7 @@ async function rawHttps(port: number, inflight: number, ms: number): Promise<Sum
 }
 
 /** The bus bound: 1 KiB messages published `inflight` at a time, consumed and acknowledged. */
-async function rawBus(bus: EventBus, n: number, inflight: number): Promise<Summary> {
+export async function rawBus(bus: EventBus, n: number, inflight: number): Promise<Summary> {
   const topic = `raw-${crypto.randomUUID().slice(0, 8)}`;
   const latencies: number[] = [];
   let done: () => void = () => {};
@@ -205,7 +205,7 @@ function latenciesOf(receivers: Receivers, sent: Array<{ id: string; t: number }
 }
 
 /** A bound a focused run did not measure: its fraction shows as '-'. */
-const UNMEASURED: Summary = { count: 0, perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN };
+export const UNMEASURED: Summary = { count: 0, perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN };
 
 /**
  * Focused runs for profiling, from the command line: `--only=postgres-1,jetstream-100` runs those rows
