@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
-import { testTls } from './tls.ts';
+import { cachedTestCa, testTls } from './tls.ts';
 
 /** A certificate authority and a certificate it signed for 127.0.0.1, for STARTTLS on loopback. */
 export interface SmtpTls {
@@ -21,56 +20,17 @@ let cachedTls: SmtpTls | undefined;
 /** Generated with the openssl CLI on first use, kept in .cache/test-smtp-tls/ for later runs. */
 export function smtpTls(): SmtpTls {
   if (cachedTls) return cachedTls;
-  if (!['ca.pem', 'server.pem', 'server.key'].every((f) => existsSync(join(CACHE, f)))) {
-    mkdirSync(join(CACHE, '..'), { recursive: true });
-    const tmp = mkdtempSync(join(CACHE, '..', 'test-smtp-tls-'));
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: tmp, stdio: 'pipe' });
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-    ssl(
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.pem',
-      '-days',
-      '3650',
-      '-subj',
-      '/CN=smtp test CA',
-    );
-    ssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-    writeFileSync(join(tmp, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-    ssl(
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'server.pem',
-      '-days',
-      '3650',
-      '-extfile',
-      'server.ext',
-    );
-    rmSync(CACHE, { recursive: true, force: true });
-    try {
-      renameSync(tmp, CACHE);
-    } catch {
-      rmSync(tmp, { recursive: true, force: true }); // another process won the race
-    }
-  }
-  const read = (f: string) => readFileSync(join(CACHE, f), 'utf8');
+  const made = cachedTestCa({
+    cache: 'test-smtp-tls',
+    caName: 'smtp test CA',
+    serverName: '127.0.0.1',
+    subjectAltName: 'IP:127.0.0.1',
+  });
   cachedTls = {
-    caPem: read('ca.pem'),
-    certPem: read('server.pem'),
-    keyPem: read('server.key'),
-    caFile: join(CACHE, 'ca.pem'),
+    caPem: made.caPem,
+    certPem: made.certPem,
+    keyPem: made.keyPem,
+    caFile: join(made.dir, 'ca.pem'),
   };
   return cachedTls;
 }

@@ -13,7 +13,7 @@ export interface TestTls {
   dir: string;
 }
 
-const CACHE = join(import.meta.dir, '..', '..', '.cache', 'test-tls');
+const CACHE_ROOT = join(import.meta.dir, '..', '..', '.cache');
 const FILES = ['ca.pem', 'server.pem', 'server.key'] as const;
 let cached: TestTls | undefined;
 
@@ -23,11 +23,37 @@ let cached: TestTls | undefined;
  * 127.0.0.1 verifies only if it checks the hostname it was given.
  */
 export function testTls(): TestTls {
-  if (cached) return cached;
-  if (!FILES.every((f) => existsSync(join(CACHE, f))) || expiresSoon(join(CACHE, 'server.pem'))) generate();
-  const read = (f: string) => readFileSync(join(CACHE, f), 'utf8');
-  cached = { caPem: read('ca.pem'), certPem: read('server.pem'), keyPem: read('server.key'), dir: CACHE };
+  cached ??= cachedTestCa({
+    cache: 'test-tls',
+    caName: 'identity-service test CA',
+    serverName: 'hooks.test',
+    subjectAltName: 'DNS:hooks.test,DNS:*.hooks.test',
+  });
   return cached;
+}
+
+/** What a cached test authority and its one server certificate are made for. */
+export interface TestCaSpec {
+  /** The folder under .cache/. */
+  cache: string;
+  /** The CA's common name. */
+  caName: string;
+  /** The server certificate's common name. */
+  serverName: string;
+  /** Its subjectAltName, such as `DNS:hooks.test` or `IP:127.0.0.1`. */
+  subjectAltName: string;
+}
+
+/**
+ * A CA and a server certificate it signed, made with the openssl CLI on first use (or within 30 days of
+ * expiry) and kept in .cache/<cache>/ for later runs.
+ */
+export function cachedTestCa(spec: TestCaSpec): TestTls {
+  const dir = join(CACHE_ROOT, spec.cache);
+  if (!FILES.every((f) => existsSync(join(dir, f))) || expiresSoon(join(dir, 'server.pem')))
+    generate(dir, spec);
+  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+  return { caPem: read('ca.pem'), certPem: read('server.pem'), keyPem: read('server.key'), dir };
 }
 
 function expiresSoon(certPath: string): boolean {
@@ -40,9 +66,9 @@ function expiresSoon(certPath: string): boolean {
 }
 
 // Generated in a scratch directory and renamed into place, so two test processes never see half a CA.
-function generate(): void {
-  mkdirSync(join(CACHE, '..'), { recursive: true });
-  const tmp = mkdtempSync(join(CACHE, '..', 'test-tls-'));
+function generate(dir: string, spec: TestCaSpec): void {
+  mkdirSync(CACHE_ROOT, { recursive: true });
+  const tmp = mkdtempSync(join(CACHE_ROOT, `${spec.cache}-`));
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: tmp, stdio: 'pipe' });
   const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   ssl(
@@ -56,16 +82,16 @@ function generate(): void {
     '-days',
     '825',
     '-subj',
-    '/CN=identity-service test CA',
+    `/CN=${spec.caName}`,
     '-addext',
     'basicConstraints=critical,CA:TRUE',
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   );
-  ssl('req', ...ecKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=hooks.test');
+  ssl('req', ...ecKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${spec.serverName}`);
   writeFileSync(
     join(tmp, 'server.ext'),
-    'subjectAltName=DNS:hooks.test,DNS:*.hooks.test\nbasicConstraints=CA:FALSE\n' +
+    `subjectAltName=${spec.subjectAltName}\nbasicConstraints=CA:FALSE\n` +
       'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
   );
   ssl(
@@ -85,9 +111,9 @@ function generate(): void {
     '-extfile',
     'server.ext',
   );
-  rmSync(CACHE, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
   try {
-    renameSync(tmp, CACHE);
+    renameSync(tmp, dir);
   } catch {
     rmSync(tmp, { recursive: true, force: true }); // another process won the race; use its files
   }
