@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { existsSync } from 'node:fs';
+import { chromiumPresent, launchChromium } from '../helpers/chromium.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -7,9 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
  * /docs rendered by a real headless Chromium with every request outside the service refused: the page
  * must draw the operations from the service alone. Skipped, with a message, where Chromium is absent.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present) console.warn(`skipping the /docs browser test: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumPresent('the /docs browser test');
 
 let t: TestService;
 let server: ReturnType<typeof Bun.serve>;
@@ -26,11 +24,7 @@ afterAll(async () => {
 
 describe.skipIf(!present)('the docs page in a browser', () => {
   it('renders the operations with no request leaving the service', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const origin = `http://127.0.0.1:${server.port}`;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { existsSync } from 'node:fs';
 import * as oauth from 'oauth4webapi';
 import type { Browser } from 'playwright-core';
+import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { type AuthorizeService, discover, type MadeClient, opts, startAuthorizeService } from './fixture.ts';
 
@@ -11,10 +11,7 @@ import { type AuthorizeService, discover, type MadeClient, opts, startAuthorizeS
  * landing on the application's real loopback callback, and the code exchanged by oauth4webapi.
  * Skipped, with a message, only where no Chromium can be had (.ci/run installs it).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present)
-  console.warn(`skipping the hosted login browser test: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumPresent('the hosted login browser test');
 
 let s: AuthorizeService;
 let browser: Browser;
@@ -39,11 +36,7 @@ beforeAll(async () => {
   redirectUri = `http://127.0.0.1:${app.port}/callback`;
   s = await startAuthorizeService();
   client = await s.createClient({ redirect_uris: [redirectUri] });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   if (!present) return;

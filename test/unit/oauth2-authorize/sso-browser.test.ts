@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { type SsoLogin, startSsoLogin } from './sso-fixture.ts';
 
 /**
@@ -9,10 +9,7 @@ import { type SsoLogin, startSsoLogin } from './sso-fixture.ts';
  * person in, the browser landing on the application's loopback callback, and the code exchanged by
  * oauth4webapi. Skipped, with a message, only where no Chromium can be had (.ci/run installs it).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present)
-  console.warn(`skipping the hosted login SSO browser test: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumPresent('the hosted login SSO browser test');
 
 let f: SsoLogin;
 let browser: Browser;
@@ -20,11 +17,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!present) return;
   f = await startSsoLogin();
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   if (!present) return;

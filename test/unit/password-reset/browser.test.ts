@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
+import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { type ResetTestService, resetService } from './fixture.ts';
 
@@ -9,10 +9,7 @@ import { type ResetTestService, resetService } from './fixture.ts';
  * opened in Debian's headless Chromium (playwright-core), the form filled and sent. Skipped, with a
  * message, only where no Chromium can be had.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present)
-  console.warn(`skipping the password reset browser test: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumPresent('the password reset browser test');
 
 let svc: ResetTestService;
 let browser: Browser;
@@ -20,11 +17,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!present) return;
   svc = await resetService();
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   if (!present) return;
