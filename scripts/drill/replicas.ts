@@ -57,6 +57,8 @@ export interface BurstVerdict {
    */
   failedAttempts: Record<string, number>;
   succeededTwice: number;
+  /** How long the successful attempts took, POST to answer (ms). */
+  attemptMs: { p50: number; p99: number };
 }
 
 export interface ReplicaHandle {
@@ -242,9 +244,17 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
          where d.event_id = any($1::uuid[]) and a.ok group by 1 having count(*) > 1) t`,
         [ids],
       );
+      const [latency] = await admin.unsafe<Array<{ p50: number | null; p99: number | null }>>(
+        `select percentile_cont(0.5) within group (order by a.latency_ms) as p50,
+                percentile_cont(0.99) within group (order by a.latency_ms) as p99
+         from ${schema}.webhook_attempts a join ${schema}.webhook_deliveries d on d.id = a.delivery_id
+         where d.event_id = any($1::uuid[]) and a.ok`,
+        [ids],
+      );
       return {
         failedAttempts: Object.fromEntries(failed.map((r) => [r.kind ?? 'unknown', Number(r.n)])),
         succeededTwice: Number(twice?.n ?? 0),
+        attemptMs: { p50: Math.round(latency?.p50 ?? 0), p99: Math.round(latency?.p99 ?? 0) },
       };
     };
     const verdict = async (published: string[], from: Map<string, number>): Promise<BurstVerdict> => {
@@ -411,7 +421,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
 /** One line for the operator: the counts the drill is judged by. */
 export function verdictLine(name: string, v: BurstVerdict): string {
   const ok = v.lost === 0 && v.published > 0;
-  return `${ok ? 'PASS' : 'FAIL'} ${name}: published ${v.published}, expected ${v.expected}, delivered at least once ${v.deliveredAtLeastOnce}, lost ${v.lost}, duplicates ${v.duplicates}, by replica ${v.byReplica.join('/')}; recorded: failed attempts ${JSON.stringify(v.failedAttempts)}, succeeded twice ${v.succeededTwice}`;
+  return `${ok ? 'PASS' : 'FAIL'} ${name}: published ${v.published}, expected ${v.expected}, delivered at least once ${v.deliveredAtLeastOnce}, lost ${v.lost}, duplicates ${v.duplicates}, by replica ${v.byReplica.join('/')}; recorded: failed attempts ${JSON.stringify(v.failedAttempts)}, succeeded twice ${v.succeededTwice}, successful attempts p50/p99 ${v.attemptMs.p50}/${v.attemptMs.p99} ms`;
 }
 
 /** Faults of the receiver drill, by event: 1 in 10 first attempts hangs, 1 in 10 is reset, 2 in 10 are slow. */
