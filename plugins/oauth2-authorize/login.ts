@@ -20,7 +20,7 @@ import { AuthorizeErrors } from './errors.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
 import { createSsoLogin } from './sso-login.ts';
 import type { CodeStore } from './store/codes.ts';
-import type { LoginStore, PendingLogin } from './store/logins.ts';
+import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
 
 /** A page to answer: the form (again, with why). */
 export interface LoginPage {
@@ -277,20 +277,11 @@ export function createLogin(deps: LoginDeps) {
       browserHash: string | undefined,
       rc: RequestContext,
     ): Promise<LoginAnswer> {
-      const found = await logins.find(form.csrfToken);
-      if (found.kind !== 'open')
-        throw AuthorizeErrors.LOGIN_NOT_FOUND(
-          found.kind === 'expired'
-            ? 'this sign-in took too long and has expired'
-            : found.kind === 'used'
-              ? 'this sign-in has already been completed'
-              : 'this sign-in was never started here (csrf_token names no sign-in under way)',
-        );
-      if (browserHash === undefined || browserHash !== found.browserHash)
-        throw AuthorizeErrors.LOGIN_FORBIDDEN(
+      const login = openLoginOf(await logins.find(form.csrfToken), browserHash, {
+        unknown: 'this sign-in was never started here (csrf_token names no sign-in under way)',
+        otherBrowser:
           'the form was not sent by the browser that opened this sign-in (its cookie is missing or another)',
-        );
-      const { login } = found;
+      });
       const client = await deps.server.client(login.clientId);
       if (!client || client.orgId !== login.orgId)
         return answer(login.redirectUri, {

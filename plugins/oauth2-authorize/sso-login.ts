@@ -6,7 +6,7 @@ import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage, SignedIn } from './login.ts';
 import type { LoginPageInput } from './page.ts';
 import { digest } from './store/digest.ts';
-import type { LoginStore, PendingLogin } from './store/logins.ts';
+import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
 
 type Minted = { ok: true; idToken: string; authTime: number } | { ok: false; message: string };
 
@@ -76,20 +76,11 @@ export function createSsoLogin(deps: SsoLoginDeps) {
 
   /** The open login of this digest, sent by the browser that opened it; else an error page. */
   async function openLogin(loginHash: string, browserHash: string | undefined) {
-    const found = await logins.findHashed(loginHash);
-    if (found.kind !== 'open')
-      throw AuthorizeErrors.LOGIN_NOT_FOUND(
-        found.kind === 'expired'
-          ? 'this sign-in took too long and has expired'
-          : found.kind === 'used'
-            ? 'this sign-in has already been completed'
-            : 'this sign-in was never started here',
-      );
-    if (browserHash === undefined || browserHash !== found.browserHash)
-      throw AuthorizeErrors.LOGIN_FORBIDDEN(
+    return openLoginOf(await logins.findHashed(loginHash), browserHash, {
+      unknown: 'this sign-in was never started here',
+      otherBrowser:
         'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
-      );
-    return found.login;
+    });
   }
 
   /** The client of a login, or the redirect that says it was removed meanwhile. */

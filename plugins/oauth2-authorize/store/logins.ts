@@ -1,6 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
+import { AuthorizeErrors } from '../errors.ts';
 import { oauth2AuthorizeLogins } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 
@@ -19,6 +20,28 @@ export interface PendingLogin {
 export type FoundLogin =
   | { kind: 'open'; login: PendingLogin; browserHash: string }
   | { kind: 'used' | 'expired' | 'unknown' };
+
+/**
+ * The login a form or a provider's return continues: open, and continued by the browser that opened it
+ * (`browserHash`, the digest of its cookie); else the error page that says which of those failed.
+ */
+export function openLoginOf(
+  found: FoundLogin,
+  browserHash: string | undefined,
+  why: { unknown: string; otherBrowser: string },
+): PendingLogin {
+  if (found.kind !== 'open')
+    throw AuthorizeErrors.LOGIN_NOT_FOUND(
+      found.kind === 'expired'
+        ? 'this sign-in took too long and has expired'
+        : found.kind === 'used'
+          ? 'this sign-in has already been completed'
+          : why.unknown,
+    );
+  if (browserHash === undefined || browserHash !== found.browserHash)
+    throw AuthorizeErrors.LOGIN_FORBIDDEN(why.otherBrowser);
+  return found.login;
+}
 
 const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin => ({
   orgId: row.orgId,
