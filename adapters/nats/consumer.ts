@@ -54,8 +54,10 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
         if (delay > 0) m.nak(delay);
         else m.nak();
       } else {
+        // The reason goes to the log, not to the server: nats-server before 2.10.4 takes `+TERM <reason>`
+        // for no acknowledgement at all and redelivers the message once its ack wait ends.
         log.warn('message dropped', { msg_id: id, reason: outcome.reason });
-        m.term(outcome.reason);
+        m.term();
       }
     } catch (err) {
       // The connection is gone: the server redelivers the message once its ack wait ends.
