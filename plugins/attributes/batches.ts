@@ -1,5 +1,5 @@
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
-import { batchingFor, createGroupCommit } from '../../core/batching/group-commit.ts';
+import { batchingFor } from '../../core/batching/group-commit.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import { yieldToEventLoop } from '../../core/runtime.ts';
@@ -31,6 +31,14 @@ const PAIRS = (o: string, b: string) => `unnest(${o}::uuid[], ${b}::text[]) as r
 const ROWS_OF_PAIR = `lateral (select ctid, org_id, bucket, key, value from attributes
     where org_id = r.o and bucket = r.b offset 0) a`;
 const SENT = 'unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) as s(o, b, k, v)';
+
+/** How long a batch on a pool waits for a row lock before its requests are written one by one. */
+const LOCK_TIMEOUT_MS = 50;
+
+const setLockTimeout = prepared(
+  'attributes_lock_timeout',
+  `select set_config('lock_timeout', '${LOCK_TIMEOUT_MS}ms', true) as lock_timeout`,
+);
 
 const lockFixedBuckets = prepared(
   'attributes_lock_fixed_many',
@@ -103,6 +111,11 @@ function batchGate(storage: Storage): () => Promise<void> {
 }
 
 const pairKey = (orgId: string, bucket: string) => `${orgId} ${bucket}`;
+const byPair = (o1: string, b1: string, o2: string, b2: string) =>
+  o1 < o2 ? -1 : o1 > o2 ? 1 : b1 < b2 ? -1 : b1 > b2 ? 1 : 0;
+
+/** Rows (attributes, and a lock a bucket) one batch writes at most: a bounded transaction. */
+const MAX_BATCH_ROWS = 2000;
 
 /**
  * Reads of whole buckets that arrive together, answered by one statement. A request's buckets are one
@@ -149,15 +162,16 @@ export function createBucketReads(storage: Storage) {
 }
 
 /**
- * Whole-bucket writes of concurrent requests in one transaction, for a storage of one connection: there
- * every transaction runs alone, so a batch waits for no lock but pays BEGIN, COMMIT and each statement's
- * overhead once for all its requests. (On a pool a batch would make every request in it wait for the
- * slowest lock of any, so there each request keeps its own transaction.)
+ * Whole-bucket writes of concurrent requests in one transaction: BEGIN, COMMIT and each statement's
+ * overhead are paid once for the batch, and its statements go out together (one round trip a round).
+ * A request that finds a slot free is written at once, alone, as without batching; requests that
+ * arrive while every slot is busy (one on PGlite, a few on a pool) form the next batch.
  *
  * A request's buckets are locked and written in the batch's statements; a request that touches a
  * bucket an earlier one in the batch touched goes in a later round, so writes to one bucket still apply
- * in order. When anything in a batch fails (a custom bucket missing, a bucket over its limit), the
- * group commit writes each request alone with `writeOne`, so each gets its own answer.
+ * in order. When anything in a batch fails (a custom bucket missing, a bucket over its limit, a row
+ * lock held elsewhere past LOCK_TIMEOUT_MS on a pool), each of its requests is written alone with
+ * `writeOne`, so each gets its own answer and waits only for its own locks.
  */
 export function createBatchedWrites(o: {
   storage: Storage;
@@ -171,69 +185,140 @@ export function createBatchedWrites(o: {
     const custom: [string[], string[]] = [[], []];
     const rows = { replace: [[], [], [], []] as string[][], merge: [[], [], [], []] as string[][] };
     const buckets = { replace: [[], []] as string[][], merge: [[], []] as string[][] };
-    for (const item of round)
-      for (const [i, w] of item.writes.entries()) {
-        const lock = o.fixed.has(w.bucket) ? fixed : custom;
-        lock[0].push(item.orgId);
-        lock[1].push(w.bucket);
-        buckets[w.mode][0]!.push(item.orgId);
-        buckets[w.mode][1]!.push(w.bucket);
-        const [os, bs, ks, vs] = rows[w.mode] as [string[], string[], string[], string[]];
-        for (const [j, a] of w.attributes.entries()) {
-          os.push(item.orgId);
-          bs.push(w.bucket);
-          ks.push(a.key);
-          vs.push(item.sealed[i]![j]!);
-        }
+    // Bucket rows are locked in one order, (organization, bucket), so that two batches cannot deadlock.
+    const entries = round
+      .flatMap((item) => item.writes.map((w, i) => ({ item, w, i })))
+      .sort((a, b) => byPair(a.item.orgId, a.w.bucket, b.item.orgId, b.w.bucket));
+    for (const { item, w, i } of entries) {
+      const lock = o.fixed.has(w.bucket) ? fixed : custom;
+      lock[0].push(item.orgId);
+      lock[1].push(w.bucket);
+      buckets[w.mode][0]!.push(item.orgId);
+      buckets[w.mode][1]!.push(w.bucket);
+      const [os, bs, ks, vs] = rows[w.mode] as [string[], string[], string[], string[]];
+      for (const [j, a] of w.attributes.entries()) {
+        os.push(item.orgId);
+        bs.push(w.bucket);
+        ks.push(a.key);
+        vs.push(item.sealed[i]![j]!);
       }
-    if (fixed[0].length) await lockFixedBuckets(tx.db, ...fixed, at);
-    if (custom[0].length) {
-      const locked = await lockCustomBuckets(tx.db, ...custom, at);
-      if (locked.length !== custom[0].length) throw new Error('a custom bucket of the batch is missing');
     }
-    if (buckets.replace[0]!.length) await replaceBuckets(tx.db, ...rows.replace, ...buckets.replace, at);
-    if (buckets.merge[0]!.length) {
-      const counts = await mergeBuckets(tx.db, ...rows.merge, ...buckets.merge, at);
-      if (counts.some((c) => c.n > o.maxAttributesPerBucket))
-        throw new Error('a bucket of the batch would pass its limit');
-    }
+    // Sent together, unawaited: the database runs them in order on the transaction's connection, so each
+    // write starts once the locks before it are held, and the round costs one round trip.
+    const locks = Promise.all([
+      fixed[0].length ? lockFixedBuckets(tx.db, ...fixed, at) : [],
+      custom[0].length ? lockCustomBuckets(tx.db, ...custom, at) : [],
+    ]);
+    const writes = Promise.all([
+      buckets.replace[0]!.length ? replaceBuckets(tx.db, ...rows.replace, ...buckets.replace, at) : [],
+      buckets.merge[0]!.length ? mergeBuckets(tx.db, ...rows.merge, ...buckets.merge, at) : [],
+    ]);
+    const [[, locked], [, counts]] = await Promise.all([locks, writes]);
+    if (locked.length !== custom[0].length) throw new Error('a custom bucket of the batch is missing');
+    if (counts.some((c) => c.n > o.maxAttributesPerBucket))
+      throw new Error('a bucket of the batch would pass its limit');
   }
 
-  const commits = createGroupCommit<BucketsWrite>({
-    storage: o.storage,
-    async write(tx, items) {
-      const at = o.now();
-      if (items.length === 1) {
-        await o.writeOne(tx, items[0]!, at);
-        return [undefined];
+  async function writeBatch(tx: Transaction, items: BucketsWrite[]) {
+    const at = o.now();
+    // On a pool, a batch must not hold its requests behind another transaction's lock for long: past
+    // this wait it fails, and its requests are written one by one, each waiting only for its own locks.
+    // Sent ahead of the round's statements, unawaited (all of them go through `prepared`, whose
+    // statements reach the connection in the order they are made).
+    const timeout = o.storage.writeConcurrency > 1 ? setLockTimeout(tx.db) : Promise.resolve([]);
+    timeout.catch(() => {}); // awaited below; a failed round must not leave it unhandled
+    const rounds: BucketsWrite[][] = [];
+    const lastRound = new Map<string, number>();
+    for (const item of items) {
+      let r = 0;
+      for (const w of item.writes) r = Math.max(r, (lastRound.get(pairKey(item.orgId, w.bucket)) ?? -1) + 1);
+      for (const w of item.writes) lastRound.set(pairKey(item.orgId, w.bucket), r);
+      const round = rounds[r];
+      if (round) round.push(item);
+      else rounds[r] = [item];
+    }
+    for (const round of rounds) await writeRound(tx, round, at);
+    await timeout;
+  }
+
+  const alone = (item: BucketsWrite) => o.storage.transaction((tx) => o.writeOne(tx, item, o.now()));
+
+  type Waiting = { item: BucketsWrite; resolve: () => void; reject: (e: unknown) => void };
+  let queue: Waiting[] = [];
+  let active = 0;
+  let scheduled = false;
+  const maxActive = batchingFor(o.storage).concurrency;
+
+  /** Takes the queue's head up to MAX_BATCH_ROWS rows (at least one request). */
+  function take(): Waiting[] {
+    let end = 0;
+    let rows = 0;
+    for (; end < queue.length; end++) {
+      rows += queue[end]!.item.writes.reduce((n, w) => n + w.attributes.length + 1, 0);
+      if (end > 0 && rows > MAX_BATCH_ROWS) break;
+    }
+    const batch = queue.slice(0, end);
+    queue = queue.slice(end);
+    return batch;
+  }
+
+  /**
+   * Writes a batch; what it cannot write together is written request by request. On a pool even a
+   * batch of one goes through `writeBatch`, for its lock timeout: a request whose bucket is locked
+   * elsewhere must not keep a slot, and the requests queued behind it, waiting.
+   */
+  async function run(batch: Waiting[]) {
+    const pool = o.storage.writeConcurrency > 1;
+    if (batch.length > 1 || pool) {
+      try {
+        await o.storage.transaction((tx) =>
+          writeBatch(
+            tx,
+            batch.map((b) => b.item),
+          ),
+        );
+        for (const b of batch) b.resolve();
+        return;
+      } catch {
+        // Something in the batch failed (a bucket missing or full, a lock held too long): each request
+        // is written alone and gets its own answer.
       }
-      const rounds: BucketsWrite[][] = [];
-      const lastRound = new Map<string, number>();
-      for (const item of items) {
-        let r = 0;
-        for (const w of item.writes)
-          r = Math.max(r, (lastRound.get(pairKey(item.orgId, w.bucket)) ?? -1) + 1);
-        for (const w of item.writes) lastRound.set(pairKey(item.orgId, w.bucket), r);
-        const round = rounds[r];
-        if (round) round.push(item);
-        else rounds[r] = [item];
+    }
+    const each = batch.map((b) => alone(b.item).then(b.resolve, b.reject));
+    // On a pool they do not hold the slot, so one waiting for a lock does not hold the next batch too.
+    // On one connection they run one after another anyway, and the next batch forms meanwhile.
+    if (!pool) await Promise.all(each);
+  }
+
+  /**
+   * Starts batches while fewer than `maxActive` run. A request that finds a free slot is written at
+   * once (a batch of one, as without batching); those that arrive while every slot is busy go together
+   * in the next batch. The start waits one microtask, so the requests released by one gate go together.
+   */
+  function pump() {
+    if (scheduled || active >= maxActive || queue.length === 0) return;
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      while (active < maxActive && queue.length > 0) {
+        active++;
+        void run(take()).finally(() => {
+          active--;
+          pump();
+        });
       }
-      for (const round of rounds) await writeRound(tx, round, at);
-      return items.map(() => undefined);
-    },
-    // Requests gather at the gate below, not by lingering: no added wait when they come one at a time.
-    lingerMs: 0,
-    concurrency: 1,
-    // A batch is one transaction: bounded in rows as a request is (MAX_ATTRIBUTES_PER_REQUEST a request).
-    weigh: (item) => item.writes.reduce((n, w) => n + w.attributes.length + 1, 0),
-    maxWeight: 2000,
-  });
+    });
+  }
+
   const gate = batchGate(o.storage);
   return {
     /** Resolves once the request's write has committed, in its own transaction or in a batch's. */
     async write(item: BucketsWrite): Promise<void> {
       await gate();
-      await commits.add(item);
+      await new Promise<void>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        pump();
+      });
     },
   };
 }

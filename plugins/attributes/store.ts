@@ -218,29 +218,22 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     at: string,
   ) {
     for (const [i, w] of writes.entries()) {
+      if (w.mode === 'delete') {
+        await lockBucket(tx, orgId, w.bucket, at);
+        await tx.query(
+          w.names === null
+            ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
+            : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
+        );
+        continue;
+      }
       // The write goes right behind the lock, unawaited: the database runs the two in order on this
-      // connection, so the write still starts (and takes its snapshot) once the lock is held, and the
-      // pair costs one round trip instead of two. A lock that finds no bucket throws, and the
-      // transaction's rollback undoes the write.
+      // connection (both go through `prepared`, whose statements reach it in the order they are made),
+      // so the write still starts, and takes its snapshot, once the lock is held; the pair costs one
+      // round trip instead of two. A lock that finds no bucket throws, and the rollback undoes the write.
       const locked = lockBucket(tx, orgId, w.bucket, at);
-      const written =
-        w.mode === 'delete'
-          ? tx
-              .query(
-                w.names === null
-                  ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
-                  : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
-              )
-              .then(() => 0)
-          : writeBucket(
-              tx,
-              orgId,
-              w.bucket,
-              w.mode,
-              w.attributes.map((a) => a.key),
-              sealed[i]!,
-              at,
-            );
+      const keys = w.attributes.map((a) => a.key);
+      const written = writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
       const [, n] = await Promise.all([locked, written]);
       if (n > o.maxAttributesPerBucket)
         throw AttributeErrors.BUCKET_FULL(
@@ -249,17 +242,14 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     }
   }
 
-  // On one connection, whole-bucket writes of concurrent requests share a transaction (batches.ts).
-  const batched =
-    storage.writeConcurrency <= 1
-      ? createBatchedWrites({
-          storage,
-          fixed,
-          maxAttributesPerBucket: o.maxAttributesPerBucket,
-          now,
-          writeOne,
-        })
-      : null;
+  // Whole-bucket writes and reads of concurrent requests share statements (batches.ts).
+  const batched = createBatchedWrites({
+    storage,
+    fixed,
+    maxAttributesPerBucket: o.maxAttributesPerBucket,
+    now,
+    writeOne,
+  });
   const reads = createBucketReads(storage);
 
   return {
@@ -272,8 +262,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       const sealed = await Promise.all(
         sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes))),
       );
-      if (batched && isUuid(orgId) && sorted.every(isWhole))
-        return batched.write({ orgId, writes: sorted, sealed });
+      if (isUuid(orgId) && sorted.every(isWhole)) return batched.write({ orgId, writes: sorted, sealed });
       await storage.transaction((tx) => writeOne(tx, { orgId, writes: sorted, sealed }, now()));
     },
 

@@ -201,6 +201,34 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       }
     });
 
+    it('keeps writes of other organizations moving while a bucket is locked elsewhere', async () => {
+      // One connection (PGlite): a transaction holding a lock holds the whole database; nothing to see.
+      if (!o.readsDuringLock) return;
+      const t = service();
+      const orgs = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => t.service.ctx.orgs.create(`Moving ${i}`)),
+      );
+      const as = (i: number) => ({ orgId: orgs[i]!.organization.id, key: orgs[i]!.apiKey });
+      await call('PUT', RW, { body: { v: 'before' } });
+      const { released } = await o.holdBucketLock(t, t.org.id, 'end_user_read_write', 2000);
+      const started = Date.now();
+      // Writes to the locked bucket one after another, each taking a batch slot of its own as it comes:
+      // more of them than there are slots. Then the others.
+      const blocked: Array<ReturnType<typeof call>> = [];
+      for (let i = 0; i < 6; i++) {
+        blocked.push(call('PUT', RW, { body: { v: i } }));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const others = await Promise.all(
+        orgs.flatMap((_, i) => [0, 1].map((k) => call('PUT', RW, { ...as(i), body: { v: k } }))),
+      );
+      for (const r of others) await expectStatus(r, 204);
+      expect(Date.now() - started).toBeLessThan(1500);
+      for (const r of await Promise.all(blocked)) await expectStatus(r, 204);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+      await released;
+    });
+
     it('fails only the request at fault when requests of a moment are written together', async () => {
       const orgs = await Promise.all(
         Array.from({ length: 5 }, (_, i) => service().service.ctx.orgs.create(`Fault ${i}`)),
