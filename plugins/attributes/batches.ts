@@ -163,7 +163,7 @@ export function createBucketReads(storage: Storage) {
 
 /**
  * Whole-bucket writes of concurrent requests in one transaction: BEGIN, COMMIT and each statement's
- * overhead are paid once for the batch, and its statements go out together (one round trip a round).
+ * overhead are paid once for the batch, whose statements each serve all its requests.
  * A request that finds a slot free is written at once, alone, as without batching; requests that
  * arrive while every slot is busy (one on PGlite, a few on a pool) form the next batch.
  *
@@ -203,30 +203,25 @@ export function createBatchedWrites(o: {
         vs.push(item.sealed[i]![j]!);
       }
     }
-    // Sent together, unawaited: the database runs them in order on the transaction's connection, so each
-    // write starts once the locks before it are held, and the round costs one round trip.
-    const locks = Promise.all([
-      fixed[0].length ? lockFixedBuckets(tx.db, ...fixed, at) : [],
-      custom[0].length ? lockCustomBuckets(tx.db, ...custom, at) : [],
-    ]);
-    const writes = Promise.all([
-      buckets.replace[0]!.length ? replaceBuckets(tx.db, ...rows.replace, ...buckets.replace, at) : [],
-      buckets.merge[0]!.length ? mergeBuckets(tx.db, ...rows.merge, ...buckets.merge, at) : [],
-    ]);
-    const [[, locked], [, counts]] = await Promise.all([locks, writes]);
-    if (locked.length !== custom[0].length) throw new Error('a custom bucket of the batch is missing');
-    if (counts.some((c) => c.n > o.maxAttributesPerBucket))
-      throw new Error('a bucket of the batch would pass its limit');
+    // One after the other: postgres.js does not reliably settle statements pipelined in a transaction.
+    if (fixed[0].length) await lockFixedBuckets(tx.db, ...fixed, at);
+    if (custom[0].length) {
+      const locked = await lockCustomBuckets(tx.db, ...custom, at);
+      if (locked.length !== custom[0].length) throw new Error('a custom bucket of the batch is missing');
+    }
+    if (buckets.replace[0]!.length) await replaceBuckets(tx.db, ...rows.replace, ...buckets.replace, at);
+    if (buckets.merge[0]!.length) {
+      const counts = await mergeBuckets(tx.db, ...rows.merge, ...buckets.merge, at);
+      if (counts.some((c) => c.n > o.maxAttributesPerBucket))
+        throw new Error('a bucket of the batch would pass its limit');
+    }
   }
 
   async function writeBatch(tx: Transaction, items: BucketsWrite[]) {
     const at = o.now();
     // On a pool, a batch must not hold its requests behind another transaction's lock for long: past
     // this wait it fails, and its requests are written one by one, each waiting only for its own locks.
-    // Sent ahead of the round's statements, unawaited (all of them go through `prepared`, whose
-    // statements reach the connection in the order they are made).
-    const timeout = o.storage.writeConcurrency > 1 ? setLockTimeout(tx.db) : Promise.resolve([]);
-    timeout.catch(() => {}); // awaited below; a failed round must not leave it unhandled
+    if (o.storage.writeConcurrency > 1) await setLockTimeout(tx.db);
     const rounds: BucketsWrite[][] = [];
     const lastRound = new Map<string, number>();
     for (const item of items) {
@@ -238,7 +233,6 @@ export function createBatchedWrites(o: {
       else rounds[r] = [item];
     }
     for (const round of rounds) await writeRound(tx, round, at);
-    await timeout;
   }
 
   const alone = (item: BucketsWrite) => o.storage.transaction((tx) => o.writeOne(tx, item, o.now()));

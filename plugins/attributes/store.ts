@@ -227,14 +227,12 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         );
         continue;
       }
-      // The write goes right behind the lock, unawaited: the database runs the two in order on this
-      // connection (both go through `prepared`, whose statements reach it in the order they are made),
-      // so the write still starts, and takes its snapshot, once the lock is held; the pair costs one
-      // round trip instead of two. A lock that finds no bucket throws, and the rollback undoes the write.
-      const locked = lockBucket(tx, orgId, w.bucket, at);
+      // Awaited one after the other: the write must start, and take its snapshot, once the lock is held.
+      // (Sending both at once would save a round trip, but postgres.js does not reliably settle
+      // statements pipelined inside a transaction.)
+      await lockBucket(tx, orgId, w.bucket, at);
       const keys = w.attributes.map((a) => a.key);
-      const written = writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
-      const [, n] = await Promise.all([locked, written]);
+      const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
       if (n > o.maxAttributesPerBucket)
         throw AttributeErrors.BUCKET_FULL(
           `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
