@@ -32,18 +32,19 @@ const ROWS_OF_PAIR = `lateral (select ctid, org_id, bucket, key, value from attr
     where org_id = r.o and bucket = r.b offset 0) a`;
 const SENT = 'unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) as s(o, b, k, v)';
 
-/** How long a batch on a pool waits for a row lock before its requests are written one by one. */
+/**
+ * How long a batch waits for a row lock held elsewhere: past it the batch fails, and its requests are
+ * written one by one, each waiting only for its own locks (see `run`). Set by the lock statements
+ * themselves, before their first row (a filter of a volatile function runs for every row, ahead of its
+ * insert or update), so it costs no statement of its own.
+ */
 const LOCK_TIMEOUT_MS = 50;
-
-const setLockTimeout = prepared(
-  'attributes_lock_timeout',
-  `select set_config('lock_timeout', '${LOCK_TIMEOUT_MS}ms', true) as lock_timeout`,
-);
+const SET_LOCK_TIMEOUT = `set_config('lock_timeout', '${LOCK_TIMEOUT_MS}ms', true) is not null`;
 
 const lockFixedBuckets = prepared(
   'attributes_lock_fixed_many',
   `insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
-   select o, b, false, 1, $3, $3 from ${PAIRS('$1', '$2')}
+   select o, b, false, 1, $3, $3 from ${PAIRS('$1', '$2')} where ${SET_LOCK_TIMEOUT}
    on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at`,
 );
 
@@ -51,7 +52,7 @@ const lockCustomBuckets = prepared<{ one: number }>(
   'attributes_lock_custom_many',
   `update attribute_buckets set version = version + 1, updated_at = $3
    where ctid = any(array(select (select ctid from attribute_buckets
-     where org_id = r.o and name = r.b and custom offset 0) from ${PAIRS('$1', '$2')}))
+     where org_id = r.o and name = r.b and custom offset 0) from ${PAIRS('$1', '$2')} where ${SET_LOCK_TIMEOUT}))
    returning 1 as one`,
 );
 
@@ -219,9 +220,6 @@ export function createBatchedWrites(o: {
 
   async function writeBatch(tx: Transaction, items: BucketsWrite[]) {
     const at = o.now();
-    // On a pool, a batch must not hold its requests behind another transaction's lock for long: past
-    // this wait it fails, and its requests are written one by one, each waiting only for its own locks.
-    if (o.storage.writeConcurrency > 1) await setLockTimeout(tx.db);
     const rounds: BucketsWrite[][] = [];
     const lastRound = new Map<string, number>();
     for (const item of items) {
