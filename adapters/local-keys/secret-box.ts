@@ -13,6 +13,8 @@ export interface MasterKey {
 const PREFIX = 'sb1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** Unpadded base64url, as `seal` writes it (a length of 1 modulo 4 encodes no whole byte). */
+const BASE64URL = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
 
 /** Parses MASTER_KEY entries (`[kid:]base64`, current first). An entry without a kid gets one from its digest. */
 export async function parseMasterKeys(entries: readonly string[]): Promise<MasterKey[]> {
@@ -51,7 +53,7 @@ export async function createAesGcmSecretBox(masterKeys: readonly MasterKey[]): P
       const cipher = createCipheriv('aes-256-gcm', currentKey, iv);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const body = Buffer.concat([iv, cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-      return `${PREFIX}.${current}.${base64url(body)}`;
+      return `${PREFIX}.${current}.${body.toString('base64url')}`;
     },
     async open(sealed, context) {
       const parts = sealed.split('.');
@@ -63,12 +65,9 @@ export async function createAesGcmSecretBox(masterKeys: readonly MasterKey[]): P
           'UNKNOWN_KEY',
           `sealed with master key ${parts[1]}, which is not configured in MASTER_KEY`,
         );
-      let raw: Uint8Array;
-      try {
-        raw = fromBase64url(parts[2]!);
-      } catch {
-        throw new SecretBoxError('MALFORMED', 'sealed value is not base64url');
-      }
+      // Buffer's decoder skips what is not base64url rather than refusing it: refuse it here.
+      if (!BASE64URL.test(parts[2]!)) throw new SecretBoxError('MALFORMED', 'sealed value is not base64url');
+      const raw = Buffer.from(parts[2]!, 'base64url');
       if (raw.length < IV_BYTES + TAG_BYTES)
         throw new SecretBoxError('MALFORMED', 'sealed value is too short');
       try {

@@ -1,10 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { prepared } from '../../core/db/prepared.ts';
 import type { SealedColumn } from '../../core/db/reseal.ts';
+import { isUuid } from '../../core/ids.ts';
 
 import type { Clock } from '../../core/ports/clock.ts';
 import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import { type AttributeRow, createBatchedWrites, createBucketReads } from './batches.ts';
 import {
   BUCKET_NAME_RE,
   type BucketDefinition,
@@ -90,6 +92,12 @@ const mergeBucket = prepared<{ n: number }>(
          where a.org_id = $1 and a.bucket = $2 and a.key = s.k)))::int as n`,
 );
 
+type WholeWrite = Extract<BucketWrite, { mode: 'replace' | 'merge' }>;
+const isWhole = (w: BucketWrite): w is WholeWrite => w.mode !== 'delete';
+/** Buckets are locked in name order, so two writes naming the same buckets cannot deadlock. */
+const lockOrder = (a: BucketWrite, b: BucketWrite) =>
+  a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0;
+
 const customBucket = (name: string, endUserPermissions: EndUserPermissions): BucketDefinition => ({
   name,
   sharingScope: 'organization',
@@ -174,8 +182,8 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     orgId: string,
     bucket: string,
     mode: 'replace' | 'merge',
-    keys: string[],
-    sealed: string[],
+    keys: readonly string[],
+    sealed: readonly string[],
     at: string,
   ): Promise<number> {
     const statement = mode === 'replace' ? replaceBucket : mergeBucket;
@@ -199,36 +207,61 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     }
   }
 
+  /** One request's writes in the transaction given: each bucket locked (in lock order), then written. */
+  async function writeOne(
+    tx: Transaction,
+    {
+      orgId,
+      writes,
+      sealed,
+    }: { orgId: string; writes: readonly BucketWrite[]; sealed: ReadonlyArray<readonly string[]> },
+    at: string,
+  ) {
+    for (const [i, w] of writes.entries()) {
+      if (w.mode === 'delete') {
+        await lockBucket(tx, orgId, w.bucket, at);
+        await tx.query(
+          w.names === null
+            ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
+            : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
+        );
+        continue;
+      }
+      // Awaited one after the other: the write must start, and take its snapshot, once the lock is held.
+      // (Sending both at once would save a round trip, but postgres.js does not reliably settle
+      // statements pipelined inside a transaction.)
+      await lockBucket(tx, orgId, w.bucket, at);
+      const keys = w.attributes.map((a) => a.key);
+      const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
+      if (n > o.maxAttributesPerBucket)
+        throw AttributeErrors.BUCKET_FULL(
+          `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
+        );
+    }
+  }
+
+  // Whole-bucket writes and reads of concurrent requests share statements (batches.ts).
+  const batched = createBatchedWrites({
+    storage,
+    fixed,
+    maxAttributesPerBucket: o.maxAttributesPerBucket,
+    now,
+    writeOne,
+  });
+  const reads = createBucketReads(storage);
+
   return {
     /** The bucket every organization has under this name, if any. */
     fixedBucket: (name: string) => fixed.get(name),
 
     /** Applies the writes of one request atomically. Values are sealed before the transaction opens. */
     async write(orgId: string, writes: readonly BucketWrite[]): Promise<void> {
-      const sorted = [...writes].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
+      const sorted = [...writes].sort(lockOrder);
       const sealed = await Promise.all(
         sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes))),
       );
-      await storage.transaction(async (tx) => {
-        const at = now();
-        for (const [i, w] of sorted.entries()) {
-          await lockBucket(tx, orgId, w.bucket, at);
-          if (w.mode === 'delete') {
-            await tx.query(
-              w.names === null
-                ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
-                : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
-            );
-            continue;
-          }
-          const keys = w.attributes.map((a) => a.key);
-          const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
-          if (n > o.maxAttributesPerBucket)
-            throw AttributeErrors.BUCKET_FULL(
-              `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
-            );
-        }
-      });
+      if (isUuid(orgId) && sorted.every(isWhole)) return batched.write({ orgId, writes: sorted, sealed });
+      await storage.transaction((tx) => writeOne(tx, { orgId, writes: sorted, sealed }, now()));
     },
 
     /**
@@ -239,11 +272,11 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     async read(orgId: string, buckets: readonly string[] | null, names: readonly string[] | null) {
       for (const b of buckets ?? [])
         if (!fixed.has(b) && !BUCKET_NAME_RE.test(b)) throw AttributeErrors.BUCKET_NOT_FOUND(b);
-      const rows = await selectAttributes[buckets ? 1 : 0]![names ? 1 : 0]!.execute({
-        org: orgId,
-        buckets,
-        names,
-      });
+      // Whole buckets (the common read) are batched with other requests' reads; the rest is read alone.
+      const rows: AttributeRow[] =
+        buckets && !names && isUuid(orgId)
+          ? await reads.read(orgId.toLowerCase(), buckets)
+          : await selectAttributes[buckets ? 1 : 0]![names ? 1 : 0]!.execute({ org: orgId, buckets, names });
       const customs = buckets ? buckets.filter((b) => !fixed.has(b)) : null;
       const found =
         customs?.length === 0

@@ -158,6 +158,9 @@ export async function benchAttributes(o: AttributesBenchOptions): Promise<string
     add(`bound: raw postgres.js INSERT .. ON CONFLICT, ${o.inflight} connections`, pgUpsert);
     const pgSelect = await rate(select, o.inflight, ms);
     add(`bound: raw postgres.js SELECT by key, ${o.inflight} connections`, pgSelect);
+    // The bounds' pool closes before the service opens its own: the database is shared, and both at
+    // once could pass its connection limit.
+    await sql.end();
 
     const pg = await serviceOn(
       await createPostgresStorage({ url: o.databaseUrl, schema, max: o.inflight }),
@@ -183,8 +186,9 @@ export async function benchAttributes(o: AttributesBenchOptions): Promise<string
       await rate(() => pg.request('PUT', 0, BODY), 1, ms),
     );
     await pg.service.stop();
-    await sql.unsafe(`drop schema ${schema} cascade`);
-    await sql.end();
+    const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop schema ${schema} cascade`);
+    await admin.end();
   }
   return [
     `A PUT replaces a bucket of five attributes (${BODY.length} bytes): auth, validation, five AES-GCM seals, one transaction (lock the bucket row, delete what is not sent, upsert); a GET opens them. Requests go through \`service.fetch\` in this process, ${o.seconds} s per row; bounds are single statements on the same database in the same run.`,

@@ -168,6 +168,103 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       for (const a of answers) await expectStatus(a, 204);
     });
 
+    it('keeps organizations apart when many write and read at once, the requests of a moment batched together', async () => {
+      const orgs = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => service().service.ctx.orgs.create(`Burst ${i}`)),
+      );
+      const as = (i: number) => ({ orgId: orgs[i]!.organization.id, key: orgs[i]!.apiKey });
+      const NA = '/organizations/attributes/end_user_no_access';
+      for (let round = 0; round < 3; round++) {
+        const writes = orgs.flatMap((_, i) => [
+          call('PUT', RW, { ...as(i), body: { org: i, round, [`only${i}`]: true } }),
+          call('PATCH', NA, { ...as(i), body: { [`r${round}`]: i } }),
+        ]);
+        for (const w of await Promise.all(writes)) await expectStatus(w, 204);
+        const both = '/organizations/attributes?buckets=end_user_read_write,end_user_no_access';
+        const [many, one] = await Promise.all([
+          Promise.all(orgs.map((_, i) => call('GET', both, as(i)))),
+          Promise.all(orgs.map((_, i) => call('GET', RW, as(i)))),
+        ]);
+        const patched = (i: number) =>
+          Object.fromEntries(Array.from({ length: round + 1 }, (_, k) => [`r${k}`, i]));
+        for (const [i, r] of many.entries()) {
+          await expectStatus(r, 200);
+          expect(r.json.result).toEqual({
+            end_user_read_write: { org: i, round, [`only${i}`]: true },
+            end_user_no_access: patched(i),
+          });
+        }
+        for (const [i, r] of one.entries()) {
+          await expectStatus(r, 200);
+          expect(r.json.result).toEqual({ org: i, round, [`only${i}`]: true });
+        }
+      }
+    });
+
+    it('keeps writes of other organizations moving while a bucket is locked elsewhere', async () => {
+      // One connection (PGlite): a transaction holding a lock holds the whole database; nothing to see.
+      if (!o.readsDuringLock) return;
+      const t = service();
+      const orgs = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => t.service.ctx.orgs.create(`Moving ${i}`)),
+      );
+      const as = (i: number) => ({ orgId: orgs[i]!.organization.id, key: orgs[i]!.apiKey });
+      await call('PUT', RW, { body: { v: 'before' } });
+      const { released } = await o.holdBucketLock(t, t.org.id, 'end_user_read_write', 2000);
+      const started = Date.now();
+      // Writes to the locked bucket one after another, each taking a batch slot of its own as it comes:
+      // more of them than there are slots. Then the others.
+      const blocked: Array<ReturnType<typeof call>> = [];
+      for (let i = 0; i < 6; i++) {
+        blocked.push(call('PUT', RW, { body: { v: i } }));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const others = await Promise.all(
+        orgs.flatMap((_, i) => [0, 1].map((k) => call('PUT', RW, { ...as(i), body: { v: k } }))),
+      );
+      for (const r of others) await expectStatus(r, 204);
+      expect(Date.now() - started).toBeLessThan(1500);
+      for (const r of await Promise.all(blocked)) await expectStatus(r, 204);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+      await released;
+    });
+
+    it('fails only the request at fault when requests of a moment are written together', async () => {
+      const orgs = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => service().service.ctx.orgs.create(`Fault ${i}`)),
+      );
+      const as = (i: number) => ({ orgId: orgs[i]!.organization.id, key: orgs[i]!.apiKey });
+      const MINE = '/organizations/attributes/mine';
+      for (const i of orgs.keys())
+        await expectStatus(
+          await call('POST', '/organizations/attribute-buckets', { ...as(i), body: { name: 'mine' } }),
+          201,
+        );
+      const full = Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, k]));
+      await expectStatus(await call('PUT', MINE, { ...as(0), body: full }), 204);
+      const [tooMany, missing, ...rest] = await Promise.all([
+        call('PATCH', MINE, { ...as(0), body: { one_more: 1 } }),
+        call('PUT', '/organizations/attributes/nowhere_at_all', { ...as(1), body: { x: 1 } }),
+        ...[2, 3, 4].flatMap((i) => [
+          call('PUT', MINE, { ...as(i), body: { ok: i } }),
+          call('PATCH', RW, { ...as(i), body: { ok: i } }),
+        ]),
+      ]);
+      await expectStatus(tooMany!, 400);
+      expect(tooMany!.json.errors[0].message).toContain('would hold 51 attributes');
+      await expectStatus(missing!, 404);
+      for (const r of rest) await expectStatus(r, 204);
+      expect((await call('GET', MINE, as(0))).json.result).toEqual(full);
+      for (const i of [2, 3, 4]) {
+        expect((await call('GET', MINE, as(i))).json.result).toEqual({ ok: i });
+        expect((await call('GET', RW, as(i))).json.result).toEqual({ ok: i });
+      }
+      const stray = await service().service.ctx.storage.query(
+        sql`select 1 from attributes where bucket = 'nowhere_at_all'`,
+      );
+      expect(stray).toEqual([]);
+    });
+
     it('keeps a custom bucket deleted while writes to it are in flight deleted, with its attributes', async () => {
       await call('POST', '/organizations/attribute-buckets', { body: { name: 'racing' } });
       const writes = Array.from({ length: 20 }, (_, i) =>
