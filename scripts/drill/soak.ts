@@ -10,6 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
 import { startDrillReceiver } from './receiver.ts';
 
@@ -51,33 +52,63 @@ export async function soakDrill(o: {
     onRequest: (body) =>
       delivered.add(JSON.parse(Buffer.from(body.split('.')[1] ?? '', 'base64url').toString()).sub),
   });
+  // On Postgres: a schema of its own, dropped afterwards, and the organization made with the CLI (the
+  // development organization is printed on the embedded database only).
+  const databaseUrl = process.env.DATABASE_URL;
+  const schema = `soak_${Date.now().toString(36)}${process.pid}`;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ...(deliveryEnv() as Record<string, string>),
+    PORT: String(port),
+    DATA_DIR: dir,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    TEST_EVENTS_RATE_LIMIT: '1000000/1000000',
+    ...(databaseUrl
+      ? { DATABASE_SCHEMA: schema, MASTER_KEY: `soak:${btoa('s'.repeat(32))}` }
+      : { DATABASE_URL: '', MASTER_KEY: '' }),
+  };
   const proc = Bun.spawn([process.execPath, join(ROOT, 'entry/bun.ts')], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      ...(deliveryEnv() as Record<string, string>),
-      PORT: String(port),
-      DATA_DIR: dir,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'warn',
-      TEST_EVENTS_RATE_LIMIT: '1000000/1000000',
-      ...(process.env.DATABASE_URL ? {} : { DATABASE_URL: '', MASTER_KEY: '' }),
-    },
+    env,
     stdout: 'ignore',
     stderr: 'pipe',
   });
   try {
     let err = '';
     const reader = proc.stderr.getReader();
-    while (!/API-Key: (\S+)/.test(err)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the server stopped before it printed a development organization:\n${err}`);
-      err += new TextDecoder().decode(value);
+    void (async () => {
+      for (let c = await reader.read(); !c.done; c = await reader.read())
+        err += new TextDecoder().decode(c.value);
+    })();
+    const readyBy = Date.now() + 120_000;
+    for (;;) {
+      const up = databaseUrl
+        ? await fetch(`${base}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        : /API-Key: (\S+)/.test(err);
+      if (up) break;
+      if (proc.exitCode !== null || Date.now() > readyBy)
+        throw new Error(`the server stopped or did not become ready:\n${err}`);
+      await Bun.sleep(50);
     }
-    reader.releaseLock();
+    let org = {
+      organization_id: /OrgID: (\S+)/.exec(err)?.[1] ?? '',
+      api_key: /API-Key: (\S+)/.exec(err)?.[1] ?? '',
+    };
+    if (databaseUrl) {
+      const made = Bun.spawnSync(
+        [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', 'Soak'],
+        { cwd: ROOT, env },
+      );
+      if (made.exitCode !== 0) throw new Error(`org create failed: ${made.stderr.toString()}`);
+      org = JSON.parse(made.stdout.toString());
+    }
     const headers = {
-      'Service-OrgID': /OrgID: (\S+)/.exec(err)![1]!,
-      'Service-API-Key': /API-Key: (\S+)/.exec(err)![1]!,
+      'Service-OrgID': org.organization_id,
+      'Service-API-Key': org.api_key,
       'content-type': 'application/json',
     };
     const call = async (method: string, path: string, body?: unknown, extra?: Record<string, string>) => {
@@ -191,6 +222,11 @@ export async function soakDrill(o: {
     await proc.exited;
     await receiver.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (databaseUrl) {
+      const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {});
+      await admin.end();
+    }
   }
 }
 
