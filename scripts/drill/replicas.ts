@@ -12,6 +12,7 @@
  *
  *   npm run drill:replicas -- [--bus pg-queue|jetstream] [--events 10000] [--webhooks 10] [--replicas 3]
  */
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
@@ -19,6 +20,8 @@ import { type Fault, startDrillReceiver } from './receiver.ts';
 import { privateNats, privatePostgres } from './services.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
+/** DRILL_LOGS=<dir>: every replica's whole output goes to <dir>/replica-<index>.log as well. */
+const logDir = process.env.DRILL_LOGS;
 
 export interface ReplicaDrillOptions {
   databaseUrl: string;
@@ -82,6 +85,8 @@ interface Replica {
   base: string;
   proc: ReturnType<typeof Bun.spawn>;
   lines: string[];
+  /** Its last lines of output, whatever they say. */
+  recent: string[];
   alive: boolean;
 }
 
@@ -149,18 +154,28 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
       stdout: 'pipe',
       stderr: 'pipe',
     });
-    const r: Replica = { index, base, proc, lines: [], alive: true };
+    const r: Replica = { index, base, proc, lines: [], recent: [], alive: true };
     for (const stream of [proc.stdout, proc.stderr])
       (async () => {
         const decoder = new TextDecoder();
         const reader = stream.getReader();
         let rest = '';
         for (let c = await reader.read(); !c.done; c = await reader.read()) {
+          if (logDir) appendFileSync(join(logDir, `replica-${index}.log`), c.value);
           const parts = (rest + decoder.decode(c.value, { stream: true })).split('\n');
           rest = parts.pop() ?? '';
           // Only start-up lines and errors are kept: the request lines of a burst would fill memory.
+          for (const line of parts) {
+            r.recent.push(line);
+            if (r.recent.length > 60) r.recent.shift();
+          }
           for (const line of parts)
-            if (line.includes('"msg":"migrations applied"') || line.includes('"level":"error"'))
+            if (
+              line.includes('"msg":"migrations applied"') ||
+              line.includes('"level":"error"') ||
+              line.includes('"level":"fatal"') ||
+              !line.startsWith('{')
+            )
               r.lines.push(line);
         }
       })();
@@ -373,6 +388,16 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
 
     // An API key revoked through one replica is refused by the others within the 5 s key cache.
     const live = replicas.filter((r) => r.alive);
+    // A replica nobody killed must still be running: one that exited by itself is a finding, with its last lines.
+    for (const r of live)
+      if (r.proc.exitCode !== null || r.proc.signalCode !== null)
+        throw new Error(
+          `replica ${r.index} exited by itself (${r.proc.exitCode ?? r.proc.signalCode}); its last lines:\n${r.recent
+            .filter((l) => !l.includes('"msg":"request"'))
+            .slice(-30)
+            .join('\n')
+            .slice(-12_000)}`,
+        );
     for (const r of live) {
       const ok = await call(r, 'GET', '/organizations');
       if (ok.status !== 200) throw new Error(`GET /organizations answered ${ok.status} ${ok.text}`);
