@@ -5,6 +5,7 @@
  */
 
 // Tools every plugin may use: batching of reads and writes, per-key rate limits, address checks.
+export { batchGate } from './batching/batch-gate.ts';
 export { createBatchLoader } from './batching/batch-loader.ts';
 export {
   batchingFor,

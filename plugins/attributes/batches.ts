@@ -1,8 +1,8 @@
+import { batchGate } from '../../core/batching/batch-gate.ts';
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { yieldToEventLoop } from '../../core/runtime.ts';
 import type { PreparedAttribute } from './limits.ts';
 
 /** A row of the attributes table as the batched read gives it. */
@@ -94,22 +94,6 @@ const selectBuckets = prepared<AttributeRow & { org_id: string }>(
   `select a.org_id::text as org_id, a.bucket, a.key, a.value from ${PAIRS('$1', '$2')}, ${ROWS_OF_PAIR}
    order by a.bucket, a.key`,
 );
-
-/**
- * One turn of the event loop that concurrent callers wait out together. On a single connection
- * (PGlite) a statement answers in microtasks, so a request runs from arrival to its statement without
- * letting another in: without this wait every request would be a batch of one. On a pool, no wait.
- */
-function batchGate(storage: Storage): () => Promise<void> {
-  if (storage.writeConcurrency > 1) return () => Promise.resolve();
-  let turn: Promise<void> | null = null;
-  return () => {
-    turn ??= yieldToEventLoop().then(() => {
-      turn = null;
-    });
-    return turn;
-  };
-}
 
 const pairKey = (orgId: string, bucket: string) => `${orgId} ${bucket}`;
 const byPair = (o1: string, b1: string, o2: string, b2: string) =>

@@ -1,10 +1,10 @@
+import { batchGate } from '../../core/batching/batch-gate.ts';
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
 import type { PersonHandle, PersonRecord } from '../../core/capabilities/person-directory.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import { isUuid } from '../../core/ids.ts';
 import type { Storage } from '../../core/ports/storage.ts';
-import { yieldToEventLoop } from '../../core/runtime.ts';
 
 interface Row {
   person_id: string;
@@ -58,23 +58,6 @@ function recordOf(r: Row): PersonRecord {
     })),
     groups: json(r.groups),
     createdAt: new Date(Number(r.created_ms)).toISOString(),
-  };
-}
-
-/**
- * When a batch of lookups may start. On a pool, lookups that arrive while the queries run join the next
- * one. On a single connection (PGlite) a query answers in microtasks, so a request runs from arrival to
- * its lookup without letting any other in, and every lookup would be a query of its own: they wait one
- * turn of the event loop together (as the pg-queue bus's publishes do), then all start at once.
- */
-function batchGate(storage: Storage): () => Promise<void> {
-  if (storage.writeConcurrency > 1) return () => Promise.resolve();
-  let turn: Promise<void> | null = null;
-  return () => {
-    turn ??= yieldToEventLoop().then(() => {
-      turn = null;
-    });
-    return turn;
   };
 }
 
