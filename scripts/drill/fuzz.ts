@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { loadConfig } from '../../core/config.ts';
 import { createService } from '../../entry/create-service.ts';
 import definition from '../../service.config.ts';
+import { cliArg } from './cli-arg.ts';
 
 export interface FuzzVerdict {
   requests: number;
@@ -205,13 +206,9 @@ export const fuzzVerdictLine = (v: FuzzVerdict): string =>
     .join(', ')}; 5xx ${v.serverErrors.length}, 4xx not an envelope ${v.badEnvelopes.length}`;
 
 if (import.meta.main) {
-  const arg = (name: string, fallback: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? process.argv[i + 1]! : fallback;
-  };
   const v = await fuzzDrill({
-    requests: Number(arg('requests', '100000')),
-    seed: Number(arg('seed', '42')),
+    requests: Number(cliArg('requests', '100000')),
+    seed: Number(cliArg('seed', '42')),
     log: (line) => console.error(line),
   });
   for (const e of [...v.serverErrors, ...v.badEnvelopes].slice(0, 20)) console.error(JSON.stringify(e));

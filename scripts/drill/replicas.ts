@@ -16,6 +16,8 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
+import { organization } from '../bench/test-events.ts';
+import { cliArg } from './cli-arg.ts';
 import { type Fault, startDrillReceiver } from './receiver.ts';
 import { privateNats, privatePostgres } from './services.ts';
 
@@ -204,12 +206,7 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     ).length;
     log(`${o.replicas} replicas up; migrations applied by ${migrationsAppliedBy}`);
 
-    const cli = Bun.spawnSync(
-      [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', 'Drill'],
-      { cwd: ROOT, env },
-    );
-    if (cli.exitCode !== 0) throw new Error(`org create failed: ${cli.stderr.toString()}`);
-    const org: { organization_id: string; api_key: string } = JSON.parse(cli.stdout.toString());
+    const org = organization(env, 'Drill');
     const headers = {
       'Service-OrgID': org.organization_id,
       'Service-API-Key': org.api_key,
@@ -459,14 +456,10 @@ export function receiverFaults(d: { eventId: string; attempt: number }): Fault {
 const SCENARIOS = ['kill', 'nats-restart', 'postgres-restart', 'receivers'] as const;
 
 if (import.meta.main) {
-  const arg = (name: string, fallback: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? process.argv[i + 1]! : fallback;
-  };
   const scenario = (process.argv[2]?.startsWith('--') ? undefined : process.argv[2]) ?? 'kill';
   if (!(SCENARIOS as readonly string[]).includes(scenario))
     throw new Error(`scenario must be one of ${SCENARIOS.join(', ')} (got ${scenario})`);
-  const bus = scenario === 'nats-restart' ? 'jetstream' : arg('bus', 'pg-queue');
+  const bus = scenario === 'nats-restart' ? 'jetstream' : cliArg('bus', 'pg-queue');
   const nats = scenario === 'nats-restart' ? await privateNats() : undefined;
   const pg = scenario === 'postgres-restart' ? await privatePostgres() : undefined;
   const service = nats ?? pg;
@@ -476,9 +469,9 @@ if (import.meta.main) {
       ...(bus === 'jetstream'
         ? { natsUrl: nats?.url ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222' }
         : {}),
-      replicas: Number(arg('replicas', '3')),
-      webhooks: Number(arg('webhooks', '10')),
-      events: Number(arg('events', '10000')),
+      replicas: Number(cliArg('replicas', '3')),
+      webhooks: Number(cliArg('webhooks', '10')),
+      events: Number(cliArg('events', '10000')),
       log: (line) => console.error(line),
       ...(scenario === 'receivers' ? { disruption: null, fault: receiverFaults, timeoutMs: 300_000 } : {}),
       ...(service

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
+import { organization } from '../bench/test-events.ts';
+import { cliArg } from './cli-arg.ts';
 import { startDrillReceiver } from './receiver.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -98,14 +100,7 @@ export async function soakDrill(o: {
       organization_id: /OrgID: (\S+)/.exec(err)?.[1] ?? '',
       api_key: /API-Key: (\S+)/.exec(err)?.[1] ?? '',
     };
-    if (databaseUrl) {
-      const made = Bun.spawnSync(
-        [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', 'Soak'],
-        { cwd: ROOT, env },
-      );
-      if (made.exitCode !== 0) throw new Error(`org create failed: ${made.stderr.toString()}`);
-      org = JSON.parse(made.stdout.toString());
-    }
+    if (databaseUrl) org = organization(env, 'Soak');
     const headers = {
       'Service-OrgID': org.organization_id,
       'Service-API-Key': org.api_key,
@@ -234,13 +229,9 @@ export const soakVerdictLine = (v: SoakVerdict): string =>
   `${v.errors === 0 && v.eventsDelivered === v.eventsPublished ? 'PASS' : 'FAIL'} soak: ${v.minutes} min, ${v.requests} requests, ${v.errors} errors; RSS ${v.rssStartMb} MB at start, ${v.rssEndMb} MB at end; p99 ${v.p99FirstMs} ms in the first minute, ${v.p99LastMs} ms in the last; events published ${v.eventsPublished}, delivered ${v.eventsDelivered}, lost ${v.eventsPublished - v.eventsDelivered}`;
 
 if (import.meta.main) {
-  const arg = (name: string, fallback: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? process.argv[i + 1]! : fallback;
-  };
   const v = await soakDrill({
-    minutes: Number(arg('minutes', '10')),
-    concurrency: Number(arg('concurrency', '16')),
+    minutes: Number(cliArg('minutes', '10')),
+    concurrency: Number(cliArg('concurrency', '16')),
     log: (l) => console.error(l),
   });
   console.log(soakVerdictLine(v));
