@@ -3,25 +3,16 @@
  * smoke body against it (the metrics listener too), and checks that SIGTERM stops it cleanly. `npm run test:runtimes`.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 import { smoke } from '../test/runtimes/smoke.ts';
+import { freePort } from './free-port.ts';
 
 /** Short, so the smoke's stalled request gets its 408 soon. */
 const REQUEST_TIMEOUT_MS = 2000;
 const ROOT = join(import.meta.dir, '..');
 const BIN = join(ROOT, 'node_modules', '.bin');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** The command of an npm start script, run directly (npm would stand between the signal and the server). */
 function startScript(name: string): string[] {

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
 import { organization } from '../bench/test-events.ts';
+import { freePort } from '../free-port.ts';
 import { cliArg } from './cli-arg.ts';
 import { type Fault, startDrillReceiver } from './receiver.ts';
 import { privateNats, privatePostgres } from './services.ts';
@@ -92,12 +93,30 @@ interface Replica {
   alive: boolean;
 }
 
+/** The error that names a replica which has exited, with its last lines, or null while it runs. */
+function exitedBy(r: Replica, how: string): Error | null {
+  if (r.proc.exitCode === null && r.proc.signalCode === null) return null;
+  const last = r.recent
+    .filter((l) => !l.includes('"msg":"request"'))
+    .slice(-30)
+    .join('\n')
+    .slice(-12_000);
+  return new Error(
+    `replica ${r.index} exited ${how} (${r.proc.exitCode ?? r.proc.signalCode}); its last lines:\n${last}`,
+  );
+}
+
 const MASTER_KEY = `drill:${btoa('r'.repeat(32))}`;
 
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+async function until(
+  cond: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string | (() => string),
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await Bun.sleep(25);
   }
 }
@@ -185,21 +204,24 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
   };
 
   try {
-    const ports = Array.from(
-      { length: o.replicas },
-      (_, i) => 30_000 + ((process.pid * 7 + i * 13) % 20_000),
-    );
+    const ports: number[] = [];
+    for (let i = 0; i < o.replicas; i++) ports.push(await freePort());
     // Every replica at once: migrations must be applied by exactly one.
     for (const [i, port] of ports.entries()) replicas.push(spawn(i, port));
     for (const r of replicas)
       await until(
-        () =>
-          fetch(`${r.base}/healthz`).then(
+        () => {
+          // One that exits while starting will never answer: say so with its last lines, now.
+          const gone = exitedBy(r, 'while starting');
+          if (gone) throw gone;
+          return fetch(`${r.base}/healthz`).then(
             (x) => x.ok,
             () => false,
-          ),
+          );
+        },
         120_000,
-        `replica ${r.index} at ${r.base}`,
+        () =>
+          `replica ${r.index} at ${r.base} (its last lines: ${r.recent.slice(-10).join(' | ').slice(-4000)})`,
       );
     const migrationsAppliedBy = replicas.filter((r) =>
       r.lines.some((l) => l.includes('"msg":"migrations applied"') && !l.includes('"applied":[]')),
@@ -386,15 +408,10 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     // An API key revoked through one replica is refused by the others within the 5 s key cache.
     const live = replicas.filter((r) => r.alive);
     // A replica nobody killed must still be running: one that exited by itself is a finding, with its last lines.
-    for (const r of live)
-      if (r.proc.exitCode !== null || r.proc.signalCode !== null)
-        throw new Error(
-          `replica ${r.index} exited by itself (${r.proc.exitCode ?? r.proc.signalCode}); its last lines:\n${r.recent
-            .filter((l) => !l.includes('"msg":"request"'))
-            .slice(-30)
-            .join('\n')
-            .slice(-12_000)}`,
-        );
+    for (const r of live) {
+      const gone = exitedBy(r, 'by itself');
+      if (gone) throw gone;
+    }
     for (const r of live) {
       const ok = await call(r, 'GET', '/organizations');
       if (ok.status !== 200) throw new Error(`GET /organizations answered ${ok.status} ${ok.text}`);

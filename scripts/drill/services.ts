@@ -6,9 +6,9 @@
  * drill runs as root (initdb refuses root).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../free-port.ts';
 
 export interface RestartableService {
   url: string;
@@ -18,14 +18,6 @@ export interface RestartableService {
   logTail(): string;
   stop(): Promise<void>;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 async function waitPort(port: number, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;

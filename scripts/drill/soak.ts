@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
 import { organization } from '../bench/test-events.ts';
+import { freePort } from '../free-port.ts';
 import { cliArg } from './cli-arg.ts';
 import { startDrillReceiver } from './receiver.ts';
 
@@ -47,7 +48,7 @@ export async function soakDrill(o: {
 }): Promise<SoakVerdict> {
   const log = o.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'drill-soak-'));
-  const port = 20_000 + (process.pid % 20_000);
+  const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const delivered = new Set<string>();
   const receiver = await startDrillReceiver({

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'bun:test';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { freePort } from '../../scripts/free-port.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { DATABASE_URL, unique } from './support.ts';
 
@@ -32,14 +32,6 @@ const env = (extra: Record<string, string>) => ({
   MASTER_KEY: '',
   ...extra,
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** A server on Postgres, answering /healthz; its standard error is collected in `stderr`. */
 async function replica() {

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { freePort } from '../../scripts/free-port.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { DATABASE_URL, unique } from './support.ts';
 
@@ -16,14 +17,6 @@ afterAll(async () => {
   for (const s of schemas) await admin.unsafe(`drop schema if exists ${s} cascade`);
   await admin.end();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** The processes whose parent is `pid`, read from /proc. */
 function childrenOf(pid: number): number[] {

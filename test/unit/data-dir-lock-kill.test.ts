@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireDataDirLock, DataDirLockedError } from '../../adapters/pglite/lock.ts';
 import { tellsProcessesApart } from '../../adapters/pglite/process-life.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { TEST_MASTER_KEY } from '../helpers/service.ts';
 
@@ -27,14 +27,6 @@ const env = (port: number) => ({
   NODE_ENV: 'development',
   LOG_LEVEL: 'warn',
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Polls /healthz until the server answers, or its process ends (then its stderr says why). */
 async function ready(port: number, exited: () => boolean, stderr: () => Promise<string>) {
