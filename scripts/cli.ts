@@ -237,10 +237,10 @@ async function main(): Promise<number> {
   let service: Service | undefined;
   try {
     const config = loadConfig(process.env);
-    // Logs go to standard error: standard output carries only the command's JSON.
-    const log = createLogger(config.logLevel === 'debug' ? 'debug' : 'warn', { component: 'cli' }, (line) =>
-      console.error(line),
-    );
+    // Logs go to standard error: standard output carries only the command's JSON. Warnings and errors
+    // by default (a command's info lines would be noise); LOG_LEVEL may ask for more (debug) or less.
+    const level = config.logLevel === 'info' ? 'warn' : config.logLevel;
+    const log = createLogger(level, { component: 'cli' }, (line) => console.error(line));
     service = await createService(config, { log, overrides: { purpose: 'admin CLI' } });
     await run(service, parsed.positionals, parsed.values);
     return 0;

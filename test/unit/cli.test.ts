@@ -200,6 +200,44 @@ describe('the admin CLI', () => {
   }, 90_000);
 });
 
+describe('the admin CLI logs', () => {
+  /** `org create` on a fresh data directory, where it warns that it generated the master key. */
+  const firstRun = (logLevel: string | undefined) => {
+    const fresh = mkdtempSync(join(tmpdir(), 'ids-cli-log-'));
+    try {
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        DATA_DIR: fresh,
+        MASTER_KEY: '',
+        DATABASE_URL: '',
+        NATS_URL: '',
+        LOG_LEVEL: logLevel,
+      };
+      if (logLevel === undefined) delete env.LOG_LEVEL;
+      const r = Bun.spawnSync(
+        [process.execPath, join(ROOT, 'scripts/cli.ts'), 'org', 'create', '--name', 'L'],
+        {
+          env,
+        },
+      );
+      expect(r.exitCode).toBe(0);
+      return r.stderr.toString();
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  };
+
+  it('warnings on standard error by default and at LOG_LEVEL=info, nothing at error or silent', () => {
+    for (const level of [undefined, 'info']) {
+      const err = firstRun(level);
+      expect(err).toContain('"level":"warn"');
+      expect(err).toContain('generated one into DATA_DIR/master.key');
+      expect(err).not.toContain('"level":"info"');
+    }
+    for (const level of ['error', 'silent']) expect(firstRun(level)).toBe('');
+  }, 90_000);
+});
+
 describe('the identity-service bin', () => {
   const asUser = (command: string[]) => {
     const r = Bun.spawnSync(command, {
