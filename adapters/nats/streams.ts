@@ -14,12 +14,19 @@ import { BusError, type JsonValue } from '../../core/ports/event-bus.ts';
 const NS_PER_MS = 1_000_000;
 /** JetStream API error codes this module tells apart. */
 const STREAM_NAME_IN_USE = 10058;
+/** Also what nats-server 2.9 may answer the loser of two creates of one stream at once. */
+const SUBJECTS_OVERLAP = 10065;
 const CONSUMER_ALREADY_EXISTS = 10148;
 const STREAM_NOT_FOUND = 10059;
 const CONSUMER_NOT_FOUND = 10014;
+/** Publishes to a subject no stream answered on, before giving up (25, 50, 75 ms apart). */
+const NO_RESPONDERS_ATTEMPTS = 4;
 
 /** The durable pull consumer every replica shares on a topic's stream. */
 export const CONSUMER_NAME = 'workers';
+
+/** The client's answer to a JetStream publish nothing answered (its JetStreamNotEnabled, not exported). */
+const isNoResponders = (err: unknown): boolean => err instanceof Error && err.name === 'JetStreamNotEnabled';
 
 /** A topic's stream: `${prefix}_${topic}`, with `-` (allowed in topics, not in stream names) as `_`. */
 export const streamNameOf = (prefix: string, topic: string): string =>
@@ -97,11 +104,22 @@ export class Topology {
 
   /** Publishes one message and resolves once JetStream has stored it (or dropped it as a duplicate). */
   async publish(topic: string, id: string, payload: JsonValue): Promise<void> {
-    await this.stream(topic);
-    await this.o.js.publish(subjectOf(this.o.prefix, topic), JSON.stringify(payload), {
-      msgID: id,
-      timeout: this.o.timeoutMs,
-    });
+    const subject = subjectOf(this.o.prefix, topic);
+    const data = JSON.stringify(payload);
+    for (let attempt = 1; ; attempt++) {
+      await this.stream(topic);
+      try {
+        await this.o.js.publish(subject, data, { msgID: id, timeout: this.o.timeoutMs });
+        return;
+      } catch (err) {
+        // No stream answered on the subject: one another replica made a moment ago may not listen yet
+        // (nats-server 2.9 answers "no responders" then), or it was deleted. Check it again (made anew
+        // if missing) and publish again; the same Nats-Msg-Id keeps that from storing it twice.
+        if (!isNoResponders(err) || attempt >= NO_RESPONDERS_ATTEMPTS) throw err;
+        this.forget(topic);
+        await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+      }
+    }
   }
 
   /** The topic's durable consumer with this ack wait, created or updated to it. */
@@ -142,9 +160,27 @@ export class Topology {
         duplicate_window,
       });
     } catch (err) {
-      if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NAME_IN_USE) throw err;
-      // It exists with another configuration: keep an operator's limits, set what the bus relies on.
-      const { config } = await this.o.jsm.streams.info(name);
+      if (!(err instanceof JetStreamApiError)) throw err;
+      if (err.code !== STREAM_NAME_IN_USE && err.code !== SUBJECTS_OVERLAP) throw err;
+      // It exists (made by another replica a moment ago, or with another configuration): keep an
+      // operator's limits, set what the bus relies on.
+      const config = await this.o.jsm.streams.info(name).then(
+        (info) => info.config,
+        (cause: unknown) => {
+          // No stream of that name: the subjects belong to another stream.
+          if (
+            err.code === SUBJECTS_OVERLAP &&
+            cause instanceof JetStreamApiError &&
+            cause.code === STREAM_NOT_FOUND
+          )
+            throw new BusError(
+              'UNAVAILABLE',
+              `another stream than ${name} takes the subjects ${subjects.join(', ')}: delete it or use another streamPrefix`,
+              { cause: err },
+            );
+          throw cause;
+        },
+      );
       if (config.retention !== RetentionPolicy.Workqueue)
         throw new BusError(
           'UNAVAILABLE',
