@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../free-port.ts';
 import { ROOT, runLoad, startChild } from './processes.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
@@ -20,7 +21,7 @@ export async function benchHttp(options: { seconds: number; concurrency: number 
   await bare.stop();
 
   const dir = mkdtempSync(join(tmpdir(), 'ids-bench-http-'));
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const port = String(await freePort());
   const service = await startChild(
     [process.execPath, join(ROOT, 'entry/bun.ts')],
     { PORT: port, DATA_DIR: dir, LOG_LEVEL: 'warn', NODE_ENV: 'development', DATABASE_URL: '', NATS_URL: '' },

@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../free-port.ts';
 import { type Child, ROOT, runLoad, startChild } from './processes.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
@@ -23,8 +24,6 @@ interface Target {
   headers: Record<string, string>;
   stop(): Promise<void>;
 }
-
-const randomPort = () => String(20000 + Math.floor(Math.random() * 20000));
 
 /** One grant answered with a token, before the load: a server that refuses is not measured. */
 async function checkGrant(t: Target): Promise<void> {
@@ -45,7 +44,7 @@ async function bare(signer: 'node' | 'jose'): Promise<Target> {
 }
 
 async function oidcProvider(): Promise<Target> {
-  const port = randomPort();
+  const port = String(await freePort());
   const child = await startChild(
     [process.execPath, join(ROOT, 'scripts/bench/oauth2-oidc-provider.ts')],
     { PORT: port, NODE_ENV: 'production', CLIENT_SECRET: 'bench-secret' },
@@ -60,7 +59,7 @@ async function oidcProvider(): Promise<Target> {
 
 async function service(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'ids-bench-oauth2-'));
-  const port = randomPort();
+  const port = String(await freePort());
   let child: Child | undefined;
   try {
     child = await startChild(

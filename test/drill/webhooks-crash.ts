@@ -1,6 +1,7 @@
 import { expect } from 'bun:test';
 import { join } from 'node:path';
 import { createWebhookVerifier } from '../../plugins/webhooks/receiver.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startHttpsReceiver } from '../helpers/tls.ts';
 import { deliveryEnv, until } from '../helpers/webhooks.ts';
@@ -50,7 +51,7 @@ export async function webhookCrashDrill(options: {
   requests: number;
   perRequest: number;
 }): Promise<WebhookDrillResult> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
     ...options.env,
