@@ -15,6 +15,7 @@ import { deliveryEnv } from '../../test/helpers/webhooks.ts';
 import { cpuMeter, type GroupCpu, processesNamed } from './cpu.ts';
 import { type ServerProcesses, startServerProcesses } from './server-processes.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
+import { deleteStreams } from './streams.ts';
 import {
   burst,
   type Credentials,
@@ -25,15 +26,7 @@ import {
   paced,
   type Sent,
 } from './test-events.ts';
-import {
-  deleteStreams,
-  type Receivers,
-  rawBus,
-  rawHttps,
-  startReceivers,
-  UNMEASURED,
-  waitFor,
-} from './webhooks.ts';
+import { type Receivers, rawBus, rawHttps, startReceivers, UNMEASURED, waitFor } from './webhooks.ts';
 
 const now = () => performance.timeOrigin + performance.now();
 

@@ -18,7 +18,8 @@ import { tokens } from '../../plugins/tokens/index.ts';
 import { webhooks } from '../../plugins/webhooks/index.ts';
 import { testTls } from '../../test/helpers/tls.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
-import { deleteStreams, type Receivers, startReceivers, waitFor } from './webhooks.ts';
+import { deleteStreams } from './streams.ts';
+import { type Receivers, startReceivers, waitFor } from './webhooks.ts';
 
 /** Client addresses the requests come from, in turn. */
 const ADDRESSES = 250;

@@ -1,6 +1,4 @@
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import { systemClock } from '../../adapters/clock/system.ts';
 import { createFetchDelivery } from '../../adapters/fetch-delivery/index.ts';
@@ -19,23 +17,11 @@ import { webhooks } from '../../plugins/webhooks/index.ts';
 import { testTls } from '../../test/helpers/tls.ts';
 import { ROOT } from './processes.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
+import { deleteStreams } from './streams.ts';
 
 const log = createLogger('silent');
 const now = () => performance.timeOrigin + performance.now();
 const EVENT = 'PersonIdentified_v1';
-
-/** Deletes the JetStream streams this run made (the service's and the raw bound's). */
-export async function deleteStreams(natsUrl: string, prefix: string) {
-  const nc = await connect({ servers: natsUrl });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const names: string[] = [];
-    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) names.push(name);
-    for (const name of names) await jsm.streams.delete(name);
-  } finally {
-    await nc.close();
-  }
-}
 
 /** The receivers' process, and when each event reached them (the ingest section uses them too). */
 export async function startReceivers() {

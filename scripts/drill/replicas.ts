@@ -16,6 +16,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { deliveryEnv } from '../../test/helpers/webhooks.ts';
+import { deleteStreams } from '../bench/streams.ts';
 import { organization } from '../bench/test-events.ts';
 import { freePort } from '../free-port.ts';
 import { cliArg } from './cli-arg.ts';
@@ -454,6 +455,8 @@ export async function replicaDrill(o: ReplicaDrillOptions): Promise<ReplicaDrill
     await receiver.stop();
     await admin.unsafe(`drop schema if exists ${schema} cascade`).catch(() => {});
     await admin.end();
+    // The streams of this run's prefix, empty or not, go with its schema.
+    if (o.natsUrl) await deleteStreams(o.natsUrl, `${env.NATS_STREAM_PREFIX}_`).catch(() => {});
   }
 }
 
