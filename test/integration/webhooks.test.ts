@@ -57,7 +57,8 @@ describe('webhook crash drill on the scale-out adapters', () => {
     await pg.storage.close();
     try {
       const result = await webhookCrashDrill({
-        env: { DATABASE_URL, DATABASE_SCHEMA: pg.schema },
+        // NATS_URL empty: the server inherits this process's environment, which names NATS in CI.
+        env: { DATABASE_URL, DATABASE_SCHEMA: pg.schema, NATS_URL: '' },
         requests: 10,
         perRequest: 50,
       });
