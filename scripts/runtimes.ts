@@ -64,9 +64,15 @@ async function runOne(
   const pumps = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
   try {
     const deadline = Date.now() + 90_000;
-    while (!/"msg":"listening"/.test(output)) {
+    // The listening line comes on standard output and the organization on standard error: two pipes,
+    // read apart, so either may arrive first. Both are awaited.
+    while (!/"msg":"listening"/.test(output) || !/Service-API-Key: \S+/.test(output)) {
       if (proc.exitCode !== null || Date.now() > deadline)
-        throw new Error(`server did not start:\n${output}`);
+        throw new Error(
+          /"msg":"listening"/.test(output)
+            ? `no development organization printed:\n${output}`
+            : `server did not start:\n${output}`,
+        );
       await Bun.sleep(50);
     }
     const orgId = output.match(/Service-OrgID: (\S+)/)?.[1];
