@@ -1,10 +1,9 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { createPostgresStorage } from '../../adapters/postgres/index.ts';
 import { migrate } from '../../core/db/migrate.ts';
 import type { MigrationSet, Storage } from '../../core/ports/storage.ts';
+import { deleteStreams as deleteStreamsAt } from '../../scripts/bench/streams.ts';
 
 /** The real services of the integration run; the defaults are those of the development machine. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,17 +36,7 @@ export async function freshPostgres(
 }
 
 /** Deletes every JetStream stream of a bus's prefix. */
-export async function deleteStreams(prefix: string): Promise<void> {
-  const nc = await connect({ servers: [NATS_URL] });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const names: string[] = [];
-    for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`)) names.push(name);
-    for (const name of names) await jsm.streams.delete(name);
-  } finally {
-    await nc.close();
-  }
-}
+export const deleteStreams = (prefix: string): Promise<void> => deleteStreamsAt(NATS_URL, `${prefix}_`);
 
 /** A schema of its own for one test, not migrated; `another()` opens a second pool on it (a replica). */
 export async function isolatedPostgres(prefix = 't') {
