@@ -103,6 +103,7 @@ export type {
 export { EVENTS_TOPIC } from './events/types.ts';
 export { type RequestContext, requestContextOf } from './http/client.ts';
 export { consistentWrite } from './http/consistency.ts';
+export type { DirectAnswer, DirectRoute } from './http/direct-routes.ts';
 // HTTP conventions: the envelope, consistency headers, validation.
 export { ok } from './http/envelope.ts';
 export type { HeaderNames } from './http/headers.ts';

@@ -6,6 +6,7 @@ import type { SettingsSchema } from './contract/settings.ts';
 import type { SealedColumn } from './db/reseal.ts';
 import type { EventName, EventPublisher } from './events/types.ts';
 import type { OrgAuth } from './http/auth.ts';
+import type { DirectRoute } from './http/direct-routes.ts';
 import type { HeaderNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
 import type { Messages } from './messaging/messages.ts';
@@ -73,6 +74,11 @@ export interface Worker {
 /** What `setup` returns. */
 export interface PluginParts<P extends CapabilityMap = CapabilityMap> {
   routes?: AnyElysia;
+  /**
+   * Hot routes the front door answers ahead of the app's router and hooks (see `DirectRoute`); each
+   * also belongs in `routes`, which documents it and takes the requests a direct route does not.
+   */
+  direct?: DirectRoute[];
   workers?: Worker[];
   /** The implementations of the capabilities the plugin declares in `provides`, under the same keys. */
   provide?: Implementations<P>;

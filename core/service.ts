@@ -9,6 +9,7 @@ import { createEventPublisher } from './events/publisher.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
 import { orgAuth } from './http/auth.ts';
+import type { DirectRoute } from './http/direct-routes.ts';
 import { frontDoor } from './http/front-door.ts';
 import { headerNames } from './http/headers.ts';
 import type { Logger } from './log.ts';
@@ -212,6 +213,7 @@ export async function composeService(options: ComposeOptions) {
     .use(organizationRoutes(orgs, auth));
 
   const workers: Worker[] = [queue.worker];
+  const direct: DirectRoute[] = [];
   const sealed: SealedColumn[] = [...(ports.sealed ?? [])];
   const declared = new Set(enabled.flatMap((p) => (p.declares ?? []).map((h) => h.name)));
   for (const { plugin, read } of settings) {
@@ -220,6 +222,7 @@ export async function composeService(options: ComposeOptions) {
     );
     const parts = await plugin.setup({ ...ctx, settings: read?.ok ? read.settings : undefined }, needs);
     if (parts.routes) app.use(parts.routes);
+    direct.push(...(parts.direct ?? []));
     workers.push(...(parts.workers ?? []));
     sealed.push(...(parts.sealed ?? []));
     const provided = parts.provide ?? {};
@@ -244,6 +247,7 @@ export async function composeService(options: ComposeOptions) {
     requestTimeoutMs: config.requestTimeoutMs,
     trustedProxyHops: config.trustedProxyHops,
     log,
+    direct,
     // Without metrics the front door skips the observation altogether, the route lookup included.
     ...(metrics.enabled ? { requests: createRequestMetrics(metrics) } : {}),
   });

@@ -120,9 +120,15 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
     return keys;
   }
 
-  function keysFor(orgId: string, fresh = false): Promise<OrgKeys> {
+  /** The organization's keys while the cache holds them fresh, else undefined. */
+  function cachedKeys(orgId: string): OrgKeys | undefined {
     const hit = cache.get(orgId);
-    if (hit && !fresh && clock.now() - hit.loadedAt < cacheMs) return Promise.resolve(hit);
+    return hit && clock.now() - hit.loadedAt < cacheMs ? hit : undefined;
+  }
+
+  function keysFor(orgId: string, fresh = false): Promise<OrgKeys> {
+    const hit = fresh ? undefined : cachedKeys(orgId);
+    if (hit) return Promise.resolve(hit);
     // One load per organization at a time: a burst of first requests makes one key, not one each.
     let pending = loading.get(orgId);
     if (!pending) {
@@ -134,8 +140,14 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
 
   return {
     async sign(orgId, claims, opts) {
-      const keys = await keysFor(orgId);
+      const keys = cachedKeys(orgId) ?? (await keysFor(orgId));
       return signCompact({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' }, claims, keys.privateKey);
+    },
+    signNow(orgId, claims, opts) {
+      const keys = cachedKeys(orgId);
+      return (
+        keys && signCompact({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' }, claims, keys.privateKey)
+      );
     },
     async jwks(orgId) {
       return (await keysFor(orgId)).jwks;

@@ -110,7 +110,8 @@ export interface SignedAccessToken {
 /** A handler of one grant type at the token endpoint. */
 export interface OAuthGrant {
   type: OAuthGrantType;
-  handle(request: OAuthGrantRequest): Promise<OAuthTokenResponse>;
+  /** The token response; a grant that needs nothing it must wait for may answer at once, not by a promise. */
+  handle(request: OAuthGrantRequest): OAuthTokenResponse | Promise<OAuthTokenResponse>;
 }
 
 /** Opaque tokens a grant keeps (refresh tokens), for the introspection and revocation endpoints. */

@@ -1,10 +1,17 @@
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { RequestObserver } from '../metrics/http.ts';
-import { type AdmittedRequest, admitBody } from './body.ts';
+import { type AdmittedRequest, admitBody, BUFFERED_BODY_MAX } from './body.ts';
 import { rememberClientPeer } from './client.ts';
+import {
+  bodyTextWithin,
+  type DirectAnswer,
+  type DirectRoute,
+  directBodyLength,
+  directRouteTable,
+} from './direct-routes.ts';
 import { errorEnvelope } from './envelope.ts';
-import { requestOrgOf, routeOf } from './request-facts.ts';
+import { rememberRequestId, requestLogFields, requestOrgOf, routeOf } from './request-facts.ts';
 import { requestIdOf } from './request-id.ts';
 import { routableRequest, urlPathOf } from './request-target.ts';
 
@@ -18,6 +25,8 @@ export interface FrontDoorOptions {
   log: Logger;
   /** Where each answer is counted, with its route pattern, status and latency. @default none */
   requests?: RequestObserver;
+  /** Routes answered here, ahead of the app (see `DirectRoute`). @default none */
+  direct?: readonly DirectRoute[];
 }
 
 /** Statuses whose responses have no body (RFC 9110): Deno refuses to build one that has, Bun sends it. */
@@ -49,21 +58,81 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
   const rules = { limit: bodyLimit, timeoutMs: options.requestTimeoutMs ?? 10_000 };
   const hops = options.trustedProxyHops ?? 0;
   const requests = options.requests;
-  const refuse = (request: Request, e: unknown, start: number): Response => {
+  const direct = directRouteTable(options.direct ?? []);
+  const directMax = Math.min(bodyLimit, BUFFERED_BODY_MAX);
+  /** Counts and logs an answer (the log line only when info is on: it is built for nothing otherwise). */
+  const record = (
+    request: Request,
+    route: string | undefined,
+    status: number,
+    start: number,
+    id: string | null | undefined,
+    orgId?: string,
+  ) => {
+    const ms = performance.now() - start;
+    requests?.observe(request.method, route, status, ms / 1000);
+    if (log.enabled('info'))
+      log.info('request', {
+        request_id: id,
+        // Left out of the line (JSON drops undefined) until a guard authenticates an organization.
+        org_id: orgId,
+        method: request.method,
+        path: urlPathOf(request.url),
+        status,
+        ms: Math.round(ms * 100) / 100,
+      });
+  };
+  const refuse = (request: Request, e: unknown, start: number, id = requestIdOf(request.headers)) => {
     const status = e instanceof ServiceError ? e.status : 400;
     const message = e instanceof ServiceError ? e.message : 'the request could not be read';
-    const id = requestIdOf(request.headers);
-    const ms = performance.now() - start;
-    requests?.observe(request.method, undefined, status, ms / 1000);
-    log.info('request', {
-      request_id: id,
-      method: request.method,
-      path: urlPathOf(request.url),
-      status,
-      ms: Math.round(ms * 100) / 100,
-    });
+    record(request, undefined, status, start, id);
     const headers = { ...(e instanceof ServiceError ? e.headers : undefined), 'x-request-id': id };
     return Response.json(errorEnvelope(status, message), { status, headers });
+  };
+  const answerDirect = (
+    route: DirectRoute,
+    request: Request,
+    length: number,
+    peer: string | undefined,
+    start: number,
+  ): Promise<Response> => {
+    const id = requestIdOf(request.headers);
+    rememberRequestId(request, id);
+    rememberClientPeer(request, peer, hops);
+    const answered = (answer: DirectAnswer): Response => {
+      const status = answer.status;
+      const response = new Response(NULL_BODY.has(status) ? null : answer.body, {
+        status,
+        headers: { ...answer.headers, 'x-request-id': id },
+      });
+      record(request, route.path, status, start, id, requestOrgOf(request));
+      return response;
+    };
+    const failed = (err: unknown): Response => {
+      log.error('request failed', {
+        err,
+        ...requestLogFields(request),
+        method: request.method,
+        path: route.path,
+      });
+      record(request, route.path, 500, start, id, requestOrgOf(request));
+      return Response.json(errorEnvelope(500, 'internal error'), {
+        status: 500,
+        headers: { 'x-request-id': id },
+      });
+    };
+    return bodyTextWithin(request, length, rules.timeoutMs).then(
+      (body) => {
+        let answer: DirectAnswer | Promise<DirectAnswer>;
+        try {
+          answer = route.handle(request, body);
+        } catch (e) {
+          return failed(e);
+        }
+        return answer instanceof Promise ? answer.then(answered, failed) : answered(answer);
+      },
+      (e: unknown) => refuse(request, e, start, id),
+    );
   };
   const run = (
     request: Request,
@@ -76,18 +145,14 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
       (answer) => {
         admitted.settle();
         const response = bodyAsAllowed(answer);
-        const ms = performance.now() - start;
-        requests?.observe(request.method, routeOf(admitted.request), response.status, ms / 1000);
-        if (log.enabled('info'))
-          log.info('request', {
-            request_id: response.headers.get('x-request-id'),
-            // Left out of the line (JSON drops undefined) until a guard authenticates an organization.
-            org_id: requestOrgOf(admitted.request),
-            method: request.method,
-            path: urlPathOf(request.url),
-            status: response.status,
-            ms: Math.round(ms * 100) / 100,
-          });
+        record(
+          request,
+          routeOf(admitted.request),
+          response.status,
+          start,
+          log.enabled('info') ? response.headers.get('x-request-id') : undefined,
+          requestOrgOf(admitted.request),
+        );
         return response;
       },
       (e) => {
@@ -99,6 +164,11 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
   return (request: Request, peer?: string): Promise<Response> => {
     // From arrival: a body read ahead of the app (buffered, or refused) counts in the latency.
     const start = performance.now();
+    if (direct.size > 0) {
+      const route = direct.get(`${request.method} ${urlPathOf(request.url)}`);
+      const length = route && directBodyLength(request, directMax);
+      if (route && length !== undefined) return answerDirect(route, request, length, peer, start);
+    }
     let admitted: AdmittedRequest | Promise<AdmittedRequest>;
     try {
       admitted = admitBody(routableRequest(request), rules);

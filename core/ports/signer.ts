@@ -44,6 +44,12 @@ export interface SignOptions {
 export interface Signer {
   /** Signs the claims with the organization's current key (created on first use); header carries `kid`. */
   sign(orgId: string, claims: JWTPayload, options?: SignOptions): Promise<string>;
+  /**
+   * Signs as `sign` does, at once, when the organization's current key is at hand (loaded and fresh);
+   * undefined when it is not, and then `sign` is the way. A hot path (the token endpoint) signs without
+   * waiting for a promise. An adapter that never holds keys locally (a KMS) leaves it out.
+   */
+  signNow?(orgId: string, claims: JWTPayload, options?: SignOptions): string | undefined;
   jwks(orgId: string): Promise<Jwks>;
   /** Makes a new current key; the previous one stays in the JWKS for the grace period. */
   rotate(orgId: string): Promise<{ kid: string }>;

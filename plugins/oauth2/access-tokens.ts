@@ -1,4 +1,4 @@
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader, type JWTPayload } from 'jose';
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import type {
   AccessTokenClaims,
@@ -54,25 +54,45 @@ export function createAccessTokens(deps: {
     return true;
   }
 
+  /** The claims of a new token, as the signer takes them (no copy needed: it keeps no reference). */
+  function claimsOf(request: AccessTokenRequest): AccessTokenClaims & JWTPayload {
+    const { client } = request;
+    const iat = Math.floor(clock.now() / 1000);
+    const claims: AccessTokenClaims & JWTPayload = {
+      iss: issuer,
+      sub: request.subject,
+      aud: issuer,
+      client_id: client.clientId,
+      oid: client.orgId,
+      scope: request.scope.join(' '),
+      jti: crypto.randomUUID(),
+      iat,
+      exp: iat + (client.accessTokenLifetime ?? defaults.accessTokenSeconds),
+    };
+    if (request.authTime !== undefined) claims.auth_time = request.authTime;
+    return claims;
+  }
+  const signed = (token: string, claims: AccessTokenClaims): SignedAccessToken => ({
+    token,
+    expiresIn: claims.exp - claims.iat,
+    claims,
+  });
+
   return {
     async sign(request: AccessTokenRequest): Promise<SignedAccessToken> {
-      const { client } = request;
-      const lifetime = client.accessTokenLifetime ?? defaults.accessTokenSeconds;
-      const iat = Math.floor(clock.now() / 1000);
-      const claims: AccessTokenClaims = {
-        iss: issuer,
-        sub: request.subject,
-        aud: issuer,
-        client_id: client.clientId,
-        oid: client.orgId,
-        scope: request.scope.join(' '),
-        jti: crypto.randomUUID(),
-        iat,
-        exp: iat + lifetime,
-        ...(request.authTime !== undefined ? { auth_time: request.authTime } : {}),
-      };
-      const token = await signer.sign(TOKEN_KEYS_OWNER, { ...claims }, { typ: AT_JWT });
-      return { token, expiresIn: lifetime, claims };
+      const claims = claimsOf(request);
+      return signed(await signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT }), claims);
+    },
+
+    /**
+     * Signs at once when the token keys are at hand (see `Signer.signNow`), else by a promise: the
+     * client_credentials grant then answers without waiting for anything.
+     */
+    signSoon(request: AccessTokenRequest): SignedAccessToken | Promise<SignedAccessToken> {
+      const claims = claimsOf(request);
+      const token = signer.signNow?.(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT });
+      if (token !== undefined) return signed(token, claims);
+      return signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT }).then((t) => signed(t, claims));
     },
 
     /** The claims of an active access token, or undefined (malformed, forged, expired, revoked, client gone). */

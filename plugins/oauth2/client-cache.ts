@@ -15,7 +15,8 @@ export interface LifetimeDefaults {
 /** A client as the token endpoint holds it: the capability's view and its secret check. */
 export interface KnownClient {
   client: OAuthClient;
-  checkSecret: (secret: string) => Promise<boolean>;
+  /** Whether the secret is the client's: at once for a secret that matched before, else once hashed. */
+  checkSecret: (secret: string) => boolean | Promise<boolean>;
 }
 
 export function clientOf(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {

@@ -6,11 +6,11 @@ const FORM = 'application/x-www-form-urlencoded';
 const shown = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
 /**
- * Reads an OAuth request's form body (RFC 6749 §3.2, RFC 7009, RFC 7662): only
+ * Reads an OAuth request's form body (RFC 6749 §3.2, RFC 7009, RFC 7662) from its text: only
  * application/x-www-form-urlencoded; a parameter given twice is refused (§3.2: "MUST NOT be included
  * more than once"), and one given without a value counts as omitted (§3.1).
  */
-export async function readForm(request: Request): Promise<Map<string, string>> {
+export function readForm(request: Request, body: string): Map<string, string> {
   const type = request.headers.get('content-type');
   const media = type === null ? '' : type.split(';', 1)[0]!.trim().toLowerCase();
   if (media !== FORM)
@@ -19,11 +19,30 @@ export async function readForm(request: Request): Promise<Map<string, string>> {
       `the request body must be ${FORM}${type === null ? ' (no Content-Type was sent)' : ` (got ${shown(media)})`}`,
     );
   const params = new Map<string, string>();
-  for (const [name, value] of new URLSearchParams(await request.text())) {
+  for (const [name, value] of pairsOf(body)) {
     if (params.has(name))
       throw new OAuthError('invalid_request', `parameter ${shown(name)} is given more than once`);
     params.set(name, value);
   }
   for (const [name, value] of params) if (value === '') params.delete(name);
   return params;
+}
+
+/** Characters that make a form need the full decoder: percent-escapes and `+` for a space. */
+const ENCODED = /[%+]/;
+
+/**
+ * The name-value pairs of a form, as the WHATWG URL standard parses application/x-www-form-urlencoded.
+ * A body with nothing encoded (grant_type=client_credentials&scope=read) is split directly, which is
+ * what the standard's parser does for it; anything else goes through URLSearchParams.
+ */
+function pairsOf(body: string): Iterable<[string, string]> {
+  if (ENCODED.test(body)) return new URLSearchParams(body);
+  const pairs: [string, string][] = [];
+  for (const part of body.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    pairs.push(eq < 0 ? [part, ''] : [part.slice(0, eq), part.slice(eq + 1)]);
+  }
+  return pairs;
 }

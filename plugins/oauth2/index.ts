@@ -12,7 +12,7 @@ import { migrations } from './migrations/index.ts';
 import { MAX_ACCESS_TOKEN_SECONDS, MAX_REFRESH_TOKEN_SECONDS } from './schema.ts';
 import { createOAuth2Server } from './server.ts';
 import { createClientStore } from './store.ts';
-import { tokenRoutes } from './token-routes.ts';
+import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './token-routes.ts';
 
 export { createClient } from './client-admin.ts';
 export { ClientCreateSchema } from './schema.ts';
@@ -95,7 +95,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         defaults,
       });
       const registry = createOAuth2Server({ clients, accessTokens });
-      registry.server.addGrant(clientCredentialsGrant(registry.server));
+      registry.server.addGrant(clientCredentialsGrant(accessTokens));
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
       const deps = {
         clients,
@@ -108,8 +108,10 @@ export const oauth2 = (options: OAuth2Options = {}) => {
           labelNames: ['grant_type'],
         }),
       };
+      const endpoints = tokenEndpoints(deps, accessTokens);
       return {
-        routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(deps, accessTokens)),
+        routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(endpoints)),
+        direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],
         provide: { oauth2Server: registry.server },
       };

@@ -12,17 +12,20 @@ const encoder = new TextEncoder();
 
 /**
  * Checks presented secrets against one client's digest in constant time. A secret that matched once is
- * kept (as the API-key cache does), so the token endpoint's next requests compare bytes without hashing.
+ * kept (as the API-key cache does), so the token endpoint's next requests compare bytes without hashing,
+ * and are answered at once (a boolean) rather than by a promise.
  */
 export function secretChecker(digestHex: string | null) {
   const digest = digestHex === null ? null : fromHex(digestHex);
   let verified: Uint8Array | undefined;
-  return async (secret: string): Promise<boolean> => {
+  return (secret: string): boolean | Promise<boolean> => {
     if (digest === null) return false;
     const presented = encoder.encode(secret);
     if (verified && constantTimeEqual(verified, presented)) return true;
-    if (!constantTimeEqual(digest, await sha256(secret))) return false;
-    verified = presented;
-    return true;
+    return sha256(secret).then((hash) => {
+      if (!constantTimeEqual(digest, hash)) return false;
+      verified = presented;
+      return true;
+    });
   };
 }

@@ -2,6 +2,7 @@ import { type OAuthClient, OAuthError } from '../../core/capabilities/oauth2-ser
 import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
 import { requestContextOf } from '../../core/http/client.ts';
 import { requestLogFields, setRequestOrg } from '../../core/http/request-facts.ts';
+import { urlPathOf } from '../../core/http/request-target.ts';
 import type { Logger } from '../../core/log.ts';
 import type { CounterMetric, CounterSeries } from '../../core/metrics/types.ts';
 import { authenticateClient, presentedClient } from './client-auth.ts';
@@ -30,6 +31,19 @@ export function analyticsOf(request: Request): AnalyticsContext {
   };
 }
 
+/** A value now, or a promise of it: what the token endpoint's steps answer when they need not wait. */
+export type Soon<T> = T | Promise<T>;
+
+/** `f(value)` once `value` is there: at once for a value, by `then` for a promise. */
+export const whenReady = <T, U>(value: Soon<T>, f: (v: T) => Soon<U>): Soon<U> =>
+  value instanceof Promise ? value.then(f) : f(value);
+
+/**
+ * An OAuth endpoint: the request and its body, read whole, to the answer. It answers at once (not by a
+ * promise) when nothing it does has to wait: a grant of a cached client with a cached key.
+ */
+export type OAuthEndpoint = (request: Request, body: string) => Soon<OAuthAnswer>;
+
 /**
  * Runs an OAuth endpoint: reads the form, authenticates the client (one method, RFC 6749 §2.3), runs
  * `handle`, and answers its refusals in the OAuth shape. Anything unexpected is logged and answered
@@ -37,24 +51,30 @@ export function analyticsOf(request: Request): AnalyticsContext {
  */
 export function oauthEndpoint(
   deps: EndpointDeps,
-  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Promise<OAuthAnswer>,
-) {
-  return async (request: Request): Promise<OAuthAnswer> => {
+  handle: (client: OAuthClient, params: Map<string, string>, request: Request) => Soon<OAuthAnswer>,
+): OAuthEndpoint {
+  const failed = (request: Request, e: unknown): OAuthAnswer => {
+    const answer = answerFor(e);
+    if (answer) return answer;
+    deps.log.error('OAuth 2.0 endpoint failed', {
+      ...requestLogFields(request),
+      err: e,
+      path: urlPathOf(request.url),
+    });
+    return errorAnswer(500, 'server_error', 'internal error');
+  };
+  return (request, body) => {
     try {
-      const params = await readForm(request);
-      const client = await authenticateClient(deps.clients, presentedClient(request.headers, params));
-      // The request acts for the client's organization from here: its log lines say so.
-      setRequestOrg(request, client.orgId);
-      return await handle(client, params, request);
-    } catch (e) {
-      const answer = answerFor(e);
-      if (answer) return answer;
-      deps.log.error('OAuth 2.0 endpoint failed', {
-        ...requestLogFields(request),
-        err: e,
-        path: new URL(request.url).pathname,
+      const params = readForm(request, body);
+      const client = authenticateClient(deps.clients, presentedClient(request.headers, params));
+      const answer = whenReady(client, (c) => {
+        // The request acts for the client's organization from here: its log lines say so.
+        setRequestOrg(request, c.orgId);
+        return handle(c, params, request);
       });
-      return errorAnswer(500, 'server_error', 'internal error');
+      return answer instanceof Promise ? answer.catch((e: unknown) => failed(request, e)) : answer;
+    } catch (e) {
+      return failed(request, e);
     }
   };
 }
@@ -64,7 +84,7 @@ export function oauthEndpoint(
  * registered in this deployment): unsupported_grant_type; not among the client's grant types:
  * unauthorized_client.
  */
-export function tokenEndpoint(deps: EndpointDeps) {
+export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
   const { registry, lastUsed } = deps;
   // One series per grant type, taken on its first token (grants register after this plugin's setup).
   const issued = new Map<string, CounterSeries>();
@@ -76,7 +96,7 @@ export function tokenEndpoint(deps: EndpointDeps) {
     }
     series.inc();
   };
-  return oauthEndpoint(deps, async (client, params, request) => {
+  return oauthEndpoint(deps, (client, params, request) => {
     const grantType = params.get('grant_type');
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
     const grant = registry.grants.get(grantType);
@@ -92,7 +112,7 @@ export function tokenEndpoint(deps: EndpointDeps) {
       );
     // The caller's context is built only for a grant that reads it (client_credentials does not).
     let analytics: AnalyticsContext | undefined;
-    const body = await grant.handle({
+    const body = grant.handle({
       client,
       params,
       get request() {
@@ -100,8 +120,10 @@ export function tokenEndpoint(deps: EndpointDeps) {
         return analytics;
       },
     });
-    lastUsed.seen(client.clientId);
-    countIssued(grantType);
-    return jsonAnswer(body);
+    return whenReady(body, (b) => {
+      lastUsed.seen(client.clientId);
+      countIssued(grantType);
+      return jsonAnswer(b);
+    });
   });
 }

@@ -1,8 +1,9 @@
 import { Elysia } from 'elysia';
+import type { DirectRoute } from '../../core/http/direct-routes.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
 import type { OAuthAnswer } from './responses.ts';
-import { type EndpointDeps, tokenEndpoint } from './token-endpoint.ts';
+import { type EndpointDeps, type OAuthEndpoint, tokenEndpoint, whenReady } from './token-endpoint.ts';
 
 const TAGS = ['OAuth2'];
 
@@ -91,24 +92,59 @@ const errors = {
   401: oauthError('invalid_client: unknown client, wrong secret; with WWW-Authenticate: Basic'),
 };
 
+/** The answer's headers, with CORS for the endpoints browser apps call, when the request has an Origin. */
+function headersOf(answer: OAuthAnswer, request: Request, cors: boolean): Record<string, string> {
+  return cors && request.headers.has('origin') ? { ...answer.headers, ...CORS } : answer.headers;
+}
+
+/** The token, introspection and revocation endpoints, made once and shared by both kinds of route. */
+export function tokenEndpoints(deps: EndpointDeps, accessTokens: AccessTokens) {
+  return [
+    { path: '/oauth2/tokens', endpoint: tokenEndpoint(deps), cors: true },
+    { path: '/oauth2/tokens/introspect', endpoint: introspectionEndpoint(deps, accessTokens), cors: false },
+    { path: '/oauth2/tokens/revoke', endpoint: revocationEndpoint(deps, accessTokens), cors: true },
+  ] as const;
+}
+
+type Endpoints = ReturnType<typeof tokenEndpoints>;
+
 /**
- * POST /oauth2/tokens, /oauth2/tokens/introspect and /oauth2/tokens/revoke. Each reads its form itself
- * (`parse: 'none'`): duplicates must be seen, and the form is parsed once, cheaply.
+ * The three endpoints as direct routes: the front door answers their requests ahead of the app, so a
+ * grant costs its own work and little else (the token endpoint is the service's busiest route).
  */
-export function tokenRoutes(deps: EndpointDeps, accessTokens: AccessTokens) {
+export function tokenDirectRoutes(endpoints: Endpoints): DirectRoute[] {
+  return endpoints.map(({ path, endpoint, cors }) => ({
+    method: 'POST' as const,
+    path,
+    handle: (request: Request, body: string) =>
+      whenReady(endpoint(request, body), (answer) => ({
+        status: answer.status,
+        headers: headersOf(answer, request, cors),
+        body: answer.body,
+      })),
+  }));
+}
+
+/**
+ * POST /oauth2/tokens, /oauth2/tokens/introspect and /oauth2/tokens/revoke as app routes: documented in
+ * OpenAPI, and answering what the direct routes leave to the app (a streamed or oversized body). Each
+ * reads its form itself (`parse: 'none'`): duplicates must be seen, and the form is parsed once, cheaply.
+ */
+export function tokenRoutes(endpoints: Endpoints) {
   type Set = { status?: number | string; headers: Record<string, string | number> };
   const answering =
-    (endpoint: (request: Request) => Promise<OAuthAnswer>, cors: boolean) =>
+    ({ endpoint, cors }: { endpoint: OAuthEndpoint; cors: boolean }) =>
     async ({ request, set }: { request: Request; set: Set }) => {
-      const answer = await endpoint(request);
+      const answer = await endpoint(request, await request.text());
       set.status = answer.status;
-      Object.assign(set.headers, answer.headers);
-      if (cors && request.headers.has('origin')) Object.assign(set.headers, CORS);
+      Object.assign(set.headers, headersOf(answer, request, cors));
       return answer.body;
     };
-  const token = answering(tokenEndpoint(deps), true);
-  const introspect = answering(introspectionEndpoint(deps, accessTokens), false);
-  const revoke = answering(revocationEndpoint(deps, accessTokens), true);
+  const [token, introspect, revoke] = [
+    answering(endpoints[0]),
+    answering(endpoints[1]),
+    answering(endpoints[2]),
+  ];
   const preflight = ({ set }: { set: Set }) => {
     set.status = 204;
     Object.assign(set.headers, PREFLIGHT);

@@ -260,3 +260,46 @@ describe('browser apps', () => {
     await expectStatus(introspection, 405);
   });
 });
+
+describe('the token endpoint behind the front door and behind the app', () => {
+  /** The same form sent with a declared length (the front door's direct route) and as a stream (the app's route). */
+  async function both(form: string, headers: Record<string, string> = auth) {
+    const init = { 'content-type': 'application/x-www-form-urlencoded', ...headers };
+    const declared = await t.service.fetch(
+      new Request(`${t.url}${TOKENS}`, { method: 'POST', headers: init, body: form }),
+    );
+    const streamed = await t.service.fetch(
+      new Request(`${t.url}${TOKENS}`, {
+        method: 'POST',
+        headers: init,
+        body: new Blob([form]).stream(),
+        duplex: 'half',
+      } as RequestInit),
+    );
+    return [declared, streamed] as const;
+  }
+
+  it('grants alike, each answer with its own request id and no-store', async () => {
+    for (const res of await both(`${grant}&scope=read`)) {
+      await expectStatus(res, 200);
+      expect((await res.json()).scope).toBe('read');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+    }
+  });
+
+  it('refuses alike: a parameter twice, an unknown grant, a wrong secret', async () => {
+    const cases: Array<[string, Record<string, string>, number, string]> = [
+      [`${grant}&scope=read&scope=read`, auth, 400, 'invalid_request'],
+      ['grant_type=password', auth, 400, 'unsupported_grant_type'],
+      [grant, { authorization: basic(client.client_id, 'ocs_wrong') }, 401, 'invalid_client'],
+    ];
+    for (const [form, headers, status, error] of cases) {
+      const [declared, streamed] = await both(form, headers);
+      const a = await expectOAuthError(declared, status, error);
+      const b = await expectOAuthError(streamed, status, error);
+      expect(a).toBe(b);
+      expect(declared.headers.get('www-authenticate')).toBe(streamed.headers.get('www-authenticate'));
+    }
+  });
+});
