@@ -58,6 +58,7 @@ export function createBunTransport(options: TransportOptions): Transport {
     name: 'bun-fetch',
     async send(request: PinnedRequest) {
       const leave = await gate.enter(request.signal);
+      request.admitted();
       try {
         const response = await fetch(`https://${urlHost(request.address)}:${request.port}${request.path}`, {
           method: 'POST',

@@ -29,6 +29,8 @@ export interface FetchDeliveryOptions {
   userAgent?: string;
   /** The transport to use; tests and benchmarks pin one. @default the runtime's: fetch on Bun, undici elsewhere */
   runtime?: Runtime;
+  /** A transport of the caller's, in place of the runtime's (tests). @default the runtime's */
+  transport?: Transport;
 }
 
 /** Headers the transport owns: a caller's value would break framing or pinning, or is refused by undici. */
@@ -70,8 +72,9 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
   let transport: Promise<Transport> | undefined;
   // Loaded on first use so that Bun never loads undici (Bun's own `undici` module is a stub).
   const getTransport = () => {
-    transport ??=
-      runtime === 'bun'
+    transport ??= options.transport
+      ? Promise.resolve(options.transport)
+      : runtime === 'bun'
         ? import('./bun-transport.ts').then((m) => m.createBunTransport(transportOptions))
         : import('./node-transport.ts').then((m) => m.createUndiciTransport(transportOptions));
     return transport;
@@ -82,10 +85,15 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
       const started = performance.now();
       const timeoutMs = Math.min(Math.max(Math.trunc(request.timeoutMs) || 0, 1), 2_147_483_647);
       const deadline = new AbortController();
-      const timer = setTimeout(
-        () => deadline.abort(new DeliveryFailure('timeout', `no complete answer within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      const expire = () =>
+        deadline.abort(new DeliveryFailure('timeout', `no complete answer within ${timeoutMs} ms`));
+      // The name's resolution counts; then the clock starts again when the transport sends the request,
+      // so time spent queued behind this process's own requests is never the receiver's.
+      let timer = setTimeout(expire, timeoutMs);
+      const admitted = () => {
+        clearTimeout(timer);
+        timer = setTimeout(expire, timeoutMs);
+      };
       let address: string | undefined;
       let host: string | undefined;
       try {
@@ -104,6 +112,7 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
           body: request.body,
           signal: deadline.signal,
           maxResponseBytes,
+          admitted,
         });
         // Success is the status alone (the spec: events ignore the body), so a 2xx with an oversized body
         // is still ok; the caller that needs the body (the token hook) sees response_too_large.

@@ -52,6 +52,8 @@ export function createUndiciTransport(options: TransportOptions): Transport {
   return {
     name: 'undici',
     async send(request) {
+      // No queue of our own: the pool's connections are not limited, so the request goes out at once.
+      request.admitted();
       const response = await poolFor(request).request({
         path: request.path,
         method: 'POST',

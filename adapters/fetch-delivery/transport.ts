@@ -14,6 +14,11 @@ export interface PinnedRequest {
   body: string;
   signal: AbortSignal;
   maxResponseBytes: number;
+  /**
+   * Called once the request leaves the transport's own queue for the network: the webhook's timeout
+   * counts from then, so a delivery never times out for waiting behind this process's other requests.
+   */
+  admitted(): void;
 }
 
 /** What came back: the status and at most `maxResponseBytes` of the body. */

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'bun:test';
 import { createGate } from '../../adapters/fetch-delivery/gate.ts';
+import { createFetchDelivery } from '../../adapters/fetch-delivery/index.ts';
+import type { Transport } from '../../adapters/fetch-delivery/transport.ts';
+import { createLogger } from '../../core/log.ts';
 
 const never = new AbortController().signal;
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -47,5 +50,40 @@ describe('delivery gate', () => {
     // The slot is free again: the next request enters at once.
     const next = await Promise.race([gate.enter(never).then(() => 'entered'), tick().then(() => 'waiting')]);
     expect(next).toBe('entered');
+  });
+});
+
+describe("the webhook timeout and the transport's own queue", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** A transport that keeps each request queued for `queuedMs`, then answers after `wireMs`. */
+  const transport = (queuedMs: number, wireMs: number): Transport => ({
+    name: 'test',
+    async send(request) {
+      await sleep(queuedMs);
+      request.admitted();
+      await Promise.race([
+        sleep(wireMs),
+        new Promise((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+        ),
+      ]);
+      return { status: 204, body: new Uint8Array(), truncated: false };
+    },
+    close: async () => {},
+  });
+  const post = (t: Transport) =>
+    createFetchDelivery({
+      allowPrivate: ['127.0.0.0/8'],
+      hostMap: { 'hooks.test': '127.0.0.1' },
+      log: createLogger('silent'),
+      transport: t,
+    }).post({ url: 'https://hooks.test/h', headers: {}, body: 'x', timeoutMs: 100 });
+
+  it('counts from when the request leaves the queue: a long wait there is not a timeout', async () => {
+    expect(await post(transport(300, 10))).toMatchObject({ ok: true, status: 204 });
+  });
+
+  it('still times out a receiver slower than the timeout once the request is sent', async () => {
+    expect(await post(transport(0, 300))).toMatchObject({ ok: false, errorKind: 'timeout' });
   });
 });
