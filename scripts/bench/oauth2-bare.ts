@@ -1,7 +1,8 @@
 /**
  * The bound of the oauth2 benchmark: a bare Elysia endpoint that signs one ES256 JWT per POST, with
  * node:crypto's synchronous sign (what the service's signer uses), nothing else: no form, no client.
- * BARE_SIGNER=jose signs with jose's SignJWT instead (WebCrypto, awaited).
+ * BARE_SIGNER=jose signs with jose's SignJWT instead (WebCrypto, awaited). BARE_READ=form reads the
+ * request's form first (its body, parsed), the least any token endpoint does before it signs.
  */
 import { createPrivateKey, sign } from 'node:crypto';
 import { Elysia } from 'elysia';
@@ -40,11 +41,24 @@ function signSync(): string {
 const signJose = () =>
   new SignJWT(claims()).setProtectedHeader({ alg: 'ES256', kid: 'bench', typ: 'at+jwt' }).sign(privateKey);
 
-const app = new Elysia().post('/token', async () => ({
+const answer = async () => ({
   access_token: useJose ? await signJose() : signSync(),
   token_type: 'bearer',
   expires_in: 3600,
   scope: 'read',
-}));
+});
+const readsForm = process.env.BARE_READ === 'form';
+const app = readsForm
+  ? new Elysia().post(
+      '/token',
+      async ({ request }) => {
+        const form = new URLSearchParams(await request.text());
+        if (form.get('grant_type') !== 'client_credentials')
+          throw new Error('not a client_credentials grant');
+        return answer();
+      },
+      { parse: 'none' },
+    )
+  : new Elysia().post('/token', answer);
 app.listen({ port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1' });
 console.log(JSON.stringify({ msg: 'listening', port: app.server?.port }));
