@@ -43,6 +43,10 @@ export function createValidator(deps: ValidatorDeps) {
       const header = decodeProtectedHeader(token);
       if (header.alg !== 'ES256' || typeof header.kid !== 'string' || token.split('.').length !== 3)
         return { valid: false, reason: 'malformed' };
+      // OAuth access tokens (typ at+jwt, RFC 9068) are signed by the same keys: they are not identity
+      // tokens, and a client's token must never pass for a person's (RFC 8725 §3.11).
+      if (header.typ !== undefined && String(header.typ).toLowerCase() !== 'jwt')
+        return { valid: false, reason: 'malformed' };
       kid = header.kid;
     } catch {
       return { valid: false, reason: 'malformed' };

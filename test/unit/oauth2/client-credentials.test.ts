@@ -70,6 +70,14 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     expect(claims.exp - claims.iat).toBe(3600);
   });
 
+  it('never lets an access token pass for an identity token at /token/validate, though the keys are one', async () => {
+    const c = await t.createClient({ scopes: ['read'] });
+    const result = await grant(c.client_id, oauth.ClientSecretBasic(c.client_secret!));
+    const res = await t.call('POST', '/token/validate', { body: { token: result.access_token } });
+    await expectStatus(res, 200);
+    expect(res.json.result).toEqual({ valid: false, invalidity_reason: 'malformed' });
+  });
+
   it('grants by client_secret_post, with every scope of the client when none is asked', async () => {
     const c = await t.createClient({ scopes: ['read', 'write'] });
     const result = await grant(c.client_id, oauth.ClientSecretPost(c.client_secret!));
