@@ -12,7 +12,9 @@ export interface DirectAnswer {
  * whose cost per request is the product (the OAuth token endpoint), where the app's general path (the
  * body copied into a new request, the global hooks, the response mapping) costs as much as the work.
  * Matched by exact method and path; the request still gets its `x-request-id`, its log line, its
- * metrics, the body limit and the request timeout, and the route's errors the envelope.
+ * metrics, the body limit and the request timeout, its arrival noted for `consistentWrite`, and the
+ * route's errors the envelope. What the app's routes get from Elysia (the organization guard, schema
+ * validation) a direct route does itself.
  *
  * The front door takes a request here only when its body declares a length it can read whole (up to
  * 64 KiB and the body limit); any other request (a streamed body, an oversized one) goes to the app, so
@@ -27,7 +29,8 @@ export interface DirectRoute {
   /**
    * Answers the request; `body` is its body read whole as UTF-8 text. It may answer at once rather
    * than by a promise (each promise a request waits for costs it a turn of the microtask queue). A
-   * throw or a rejection answers 500 and is logged.
+   * ServiceError thrown (or rejected) is answered as the app answers it: the envelope with its status,
+   * message and headers; anything else answers 500 and is logged.
    */
   handle(request: Request, body: string): DirectAnswer | Promise<DirectAnswer>;
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log.ts';
 import type { RequestObserver } from '../metrics/http.ts';
 import { type AdmittedRequest, admitBody, BUFFERED_BODY_MAX } from './body.ts';
 import { rememberClientPeer } from './client.ts';
+import { MUTATING, markArrival } from './consistency.ts';
 import {
   bodyTextWithin,
   type DirectAnswer,
@@ -99,6 +100,8 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
     const id = requestIdOf(request.headers);
     rememberRequestId(request, id);
     rememberClientPeer(request, peer, hops);
+    // A direct route's write under consistency headers counts its timeout from here, as the app's do.
+    if (MUTATING.has(request.method)) markArrival(request);
     const answered = (answer: DirectAnswer): Response => {
       const status = answer.status;
       const response = new Response(NULL_BODY.has(status) ? null : answer.body, {
@@ -108,17 +111,22 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
       record(request, route.path, status, start, id, requestOrgOf(request));
       return response;
     };
+    // A ServiceError is answered as the app's routes answer it (its status, message and headers);
+    // anything else is a 500, logged.
     const failed = (err: unknown): Response => {
-      log.error('request failed', {
-        err,
-        ...requestLogFields(request),
-        method: request.method,
-        path: route.path,
-      });
-      record(request, route.path, 500, start, id, requestOrgOf(request));
-      return Response.json(errorEnvelope(500, 'internal error'), {
-        status: 500,
-        headers: { 'x-request-id': id },
+      const known = err instanceof ServiceError;
+      const status = known ? err.status : 500;
+      if (status >= 500)
+        log.error('request failed', {
+          err,
+          ...requestLogFields(request),
+          method: request.method,
+          path: route.path,
+        });
+      record(request, route.path, status, start, id, requestOrgOf(request));
+      return Response.json(errorEnvelope(status, known ? err.message : 'internal error'), {
+        status,
+        headers: { ...(known ? err.headers : undefined), 'x-request-id': id },
       });
     };
     return bodyTextWithin(request, length, rules.timeoutMs).then(

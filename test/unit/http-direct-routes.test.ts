@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'bun:test';
 import { connect } from 'node:net';
+import { ServiceError } from '../../core/errors.ts';
+import { consistentWrite } from '../../core/http/consistency.ts';
 import { type DirectRoute, directRouteTable } from '../../core/http/direct-routes.ts';
 import { frontDoor } from '../../core/http/front-door.ts';
+import { headerNames } from '../../core/http/headers.ts';
 import { setRequestOrg } from '../../core/http/request-facts.ts';
 import { createLogger } from '../../core/log.ts';
 import type { RequestObserver } from '../../core/metrics/http.ts';
@@ -116,11 +119,41 @@ describe('direct routes', () => {
     }
   });
 
+  it('answer a ServiceError as the app does: its status, message and headers, and no error log', async () => {
+    const d = door({
+      handle: () => {
+        throw new ServiceError(429, 'SLOW_DOWN', 'too many grants', { headers: { 'retry-after': '7' } });
+      },
+    });
+    const r = await d.handle(post('x', { 'content-length': '1' }));
+    await expectStatus(r, 429);
+    expect(await r.json()).toEqual({ errors: [{ httpcode: 429, message: 'too many grants' }] });
+    expect(r.headers.get('retry-after')).toBe('7');
+    expect(d.lines.filter((l) => l.level === 'error')).toEqual([]);
+    expect(d.observed).toEqual([{ method: 'POST', route: '/hot', status: 429 }]);
+  });
+
   it('send no body with a status that has none', async () => {
     const d = door({ handle: () => ({ status: 204, headers: {}, body: 'ignored' }) });
     const r = await d.handle(post('', { 'content-length': '0' }));
     await expectStatus(r, 204);
     expect(await r.text()).toBe('');
+  });
+
+  it("count a consistent write's timeout from the request's arrival, as the app's routes do", async () => {
+    const names = headerNames('Service');
+    const d = door({
+      handle: async (request) => {
+        await new Promise((r) => setTimeout(r, 1100));
+        await consistentWrite(request, names, async () => 'written');
+        return { status: 204, headers: {}, body: '' };
+      },
+    });
+    const r = await d.handle(
+      post('', { 'content-length': '0', 'Service-Required-Consistency-Timeout': '1' }),
+    );
+    await expectStatus(r, 408);
+    expect((await r.json()).errors[0].message).toContain('passed before the write could start');
   });
 
   it('refuse two routes on one method and path at start-up', () => {
