@@ -104,10 +104,16 @@ export function frontDoor(handle: (request: Request) => Promise<Response>, optio
     if (MUTATING.has(request.method)) markArrival(request);
     const answered = (answer: DirectAnswer): Response => {
       const status = answer.status;
-      const response = new Response(NULL_BODY.has(status) ? null : answer.body, {
-        status,
-        headers: { ...answer.headers, 'x-request-id': id },
-      });
+      let response: Response;
+      try {
+        response = new Response(NULL_BODY.has(status) ? null : answer.body, {
+          status,
+          headers: { ...answer.headers, 'x-request-id': id },
+        });
+      } catch (e) {
+        // A status or a header value no Response can carry: the route's fault, answered as one.
+        return failed(e);
+      }
       record(request, route.path, status, start, id, requestOrgOf(request));
       return response;
     };

@@ -133,6 +133,13 @@ describe('direct routes', () => {
     expect(d.observed).toEqual([{ method: 'POST', route: '/hot', status: 429 }]);
   });
 
+  it('answer 500 for an answer no Response can carry, rather than fail the request', async () => {
+    const d = door({ handle: () => ({ status: 200, headers: { 'x-bad': 'line\nbreak' }, body: '' }) });
+    const r = await d.handle(post('x', { 'content-length': '1' }));
+    await expectStatus(r, 500);
+    expect((await r.json()).errors[0].httpcode).toBe(500);
+  });
+
   it('send no body with a status that has none', async () => {
     const d = door({ handle: () => ({ status: 204, headers: {}, body: 'ignored' }) });
     const r = await d.handle(post('', { 'content-length': '0' }));
