@@ -8,6 +8,7 @@ import type { Storage } from '../../core/ports/storage.ts';
 import { openJetStream, redactServers } from './connection.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
+import { createEagerPublisher } from './outbox-eager.ts';
 import { startOutboxRelay } from './outbox-relay.ts';
 import { insertOutbox, outboxStats } from './statements.ts';
 import { Topology } from './streams.ts';
@@ -23,8 +24,13 @@ export interface JetStreamOptions {
   storage: Storage;
   clock: Clock;
   log: Logger;
-  /** Run the outbox relay in this process; off where other processes relay. @default true */
+  /**
+   * Move outbox rows to JetStream in this process: those its transactions commit, at once, and those
+   * left behind by any process, by the relay. Off where other processes relay. @default true
+   */
   relay?: boolean;
+  /** How old a row must be before the relay moves it rather than the process that committed it. @default 2000 */
+  relayMinAgeMs?: number;
   /** How often the relay looks for rows committed elsewhere or left by a crashed replica. @default 500 */
   relayPollMs?: number;
   /** Outbox rows moved per relay transaction. @default 256 */
@@ -88,8 +94,10 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
           log,
           pollMs: options.relayPollMs ?? 500,
           batchSize: options.relayBatchSize ?? 256,
+          minAgeMs: options.relayMinAgeMs ?? 2000,
           maxBackoffMs: options.relayMaxBackoffMs ?? 30_000,
         });
+  const eager = options.relay === false ? undefined : createEagerPublisher({ storage, topology, log });
   const subscriptions = new Set<Subscription>();
   const publishing = new Set<Promise<unknown>>();
   let closed = false;
@@ -119,11 +127,15 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
               `message ${r.msgId} is ${size} bytes, more than the ${max} the NATS server accepts`,
             );
         }
-        await insertOutbox(
+        const written = await insertOutbox(
           opts.tx.db,
           rows.map((r) => ({ topic: r.topic, msg_id: r.msgId, payload: r.payload })),
         );
-        opts.tx.afterCommit(() => relay?.kick());
+        if (eager) {
+          const byId = new Map(rows.map((r) => [r.msgId, r]));
+          const committed = written.map((w) => ({ ...byId.get(w.msg_id)!, seq: w.seq }));
+          opts.tx.afterCommit(() => eager.publish(committed));
+        }
         return;
       }
       const sent = Promise.all(rows.map((r) => topology.publish(topic, r.msgId, r.payload)));
@@ -195,6 +207,7 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
       await Promise.all([...subscriptions].map((s) => s.stop()));
       subscriptions.clear();
       await relay?.stop();
+      await eager?.close();
       await Promise.allSettled(publishing);
       await nc.drain().catch(() => {});
     },

@@ -2,24 +2,27 @@ import type { Logger } from '../../core/log.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { claimOutbox, deleteOutbox } from './statements.ts';
 import type { Topology } from './streams.ts';
-import { backoffMs, pause, Signal } from './timing.ts';
+import { backoffMs, pause } from './timing.ts';
 
 export interface RelayOptions {
   storage: Storage;
   topology: Topology;
   log: Logger;
-  /** How often to look for rows nobody kicked this relay for. */
+  /** How often to look for rows left behind. */
   pollMs: number;
   /** Rows moved per transaction. */
   batchSize: number;
+  /**
+   * Rows younger than this are left to the process that committed them (its eager publisher): the
+   * relay moves what a process did not, after a crash or a failed publish.
+   */
+  minAgeMs: number;
   /** Longest wait between attempts while JetStream fails. */
   maxBackoffMs: number;
 }
 
 /** The transactional outbox relay of one process. */
 export interface OutboxRelay {
-  /** Moves rows now: called after a transaction that wrote some has committed. */
-  kick(): void;
   /** Stops after the batch in progress (its rows are moved or stay, never half). */
   stop(): Promise<void>;
 }
@@ -32,7 +35,8 @@ function isMissingTable(err: unknown): boolean {
 }
 
 /**
- * Moves committed `bus_outbox` rows to JetStream. Each batch is claimed with FOR UPDATE SKIP LOCKED, so
+ * Moves committed `bus_outbox` rows to JetStream that the process which committed them did not (see
+ * outbox-eager.ts): rows older than `minAgeMs`. Each batch is claimed with FOR UPDATE SKIP LOCKED, so
  * the relays of every replica share the table without taking a row twice; rows are deleted in the
  * same transaction once JetStream has them. A relay that dies between publishing and deleting leaves
  * its rows to another, whose publish JetStream drops as a duplicate of the same Nats-Msg-Id.
@@ -40,13 +44,12 @@ function isMissingTable(err: unknown): boolean {
 export function startOutboxRelay(o: RelayOptions): OutboxRelay {
   const log = o.log.child({ component: 'jetstream-outbox' });
   const stopping = new AbortController();
-  const kicked = new Signal();
   let running = true;
 
   /** One batch: returns how many rows were claimed; throws, after committing the moved ones, if some failed. */
   async function relayBatch(): Promise<number> {
     const { claimed, failure } = await o.storage.transaction(async (tx) => {
-      const rows = await claimOutbox(tx.db, o.batchSize);
+      const rows = await claimOutbox(tx.db, o.batchSize, o.minAgeMs);
       if (rows.length === 0) return { claimed: 0, failure: undefined };
       const results = await Promise.allSettled(
         rows.map((r) => o.topology.publish(r.topic, r.msg_id, r.payload)),
@@ -77,7 +80,7 @@ export function startOutboxRelay(o: RelayOptions): OutboxRelay {
         const claimed = await relayBatch();
         failures = 0;
         // A full batch means more may be waiting: go on at once.
-        if (claimed < o.batchSize) await kicked.wait(o.pollMs, stopping.signal);
+        if (claimed < o.batchSize) await pause(o.pollMs, stopping.signal);
       } catch (err) {
         if (!running) break;
         if (isMissingTable(err)) {
@@ -87,14 +90,12 @@ export function startOutboxRelay(o: RelayOptions): OutboxRelay {
         }
         const ms = backoffMs(failures++, o.pollMs, o.maxBackoffMs);
         log.error('relaying the outbox failed; the rows stay and are retried', { err, retry_in_ms: ms });
-        // Kicks do not cut a backoff short: every commit would otherwise retry an unreachable server.
         await pause(ms, stopping.signal);
       }
     }
   })();
 
   return {
-    kick: () => kicked.wake(),
     async stop() {
       if (!running) return;
       running = false;

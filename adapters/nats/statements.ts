@@ -14,26 +14,32 @@ export interface OutboxRow {
   payload: JsonValue;
 }
 
-const insert = prepared(
-  'outbox_insert',
+const insert = prepared<{ seq: number | string; msg_id: string }>(
+  'outbox_insert_returning',
   `insert into bus_outbox (topic, msg_id, payload)
   select r.topic, r.msg_id, r.payload
-  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb)`,
+  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb)
+  returning seq, msg_id`,
 );
 
-/** Writes messages to the outbox (inside the caller's transaction). */
+/** Writes messages to the outbox (inside the caller's transaction) and answers each row's seq and id. */
 export const insertOutbox = (
   db: Database,
   rows: ReadonlyArray<{ topic: string; msg_id: string; payload: JsonValue }>,
 ) => insert(db, JSON.stringify(rows));
 
 const claim = prepared<OutboxRow>(
-  'outbox_claim',
-  `select seq, topic, msg_id, payload from bus_outbox order by seq limit $1::int for update skip locked`,
+  'outbox_claim_aged',
+  `select seq, topic, msg_id, payload from bus_outbox
+  where created_at < now() - $2::int * interval '1 millisecond'
+  order by seq limit $1::int for update skip locked`,
 );
 
-/** Locks the oldest rows no other relay holds, until the transaction ends. */
-export const claimOutbox = (db: Database, limit: number) => claim(db, limit);
+/**
+ * Locks the oldest rows no other relay holds, until the transaction ends: rows written at least
+ * `minAgeMs` ago (by their transaction's start), younger ones being the committing process's to move.
+ */
+export const claimOutbox = (db: Database, limit: number, minAgeMs: number) => claim(db, limit, minAgeMs);
 
 const remove = prepared('outbox_delete', `delete from bus_outbox where seq = any($1::bigint[])`);
 

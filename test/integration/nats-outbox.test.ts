@@ -18,7 +18,7 @@ describe('JetStream bus: the transactional outbox', () => {
   let prefix: string;
   let buses: EventBus[];
 
-  const bus = async (relay = true) => {
+  const bus = async (relay = true, relayMinAgeMs?: number) => {
     const b = await createJetStreamBus({
       servers: [NATS_URL],
       streamPrefix: prefix,
@@ -28,6 +28,7 @@ describe('JetStream bus: the transactional outbox', () => {
       relay,
       relayPollMs: 100,
       relayMaxBackoffMs: 500,
+      ...(relayMinAgeMs === undefined ? {} : { relayMinAgeMs }),
     });
     buses.push(b);
     return b;
@@ -101,6 +102,44 @@ describe('JetStream bus: the transactional outbox', () => {
     await new Promise((r) => setTimeout(r, 500));
     await sub.stop();
     expect(seen.map((m) => m.id).sort()).toEqual(['a', 'b']);
+    expect(await drained()).toBe(0);
+  });
+
+  it("publishes a transaction's messages itself once it commits, without waiting for the relay", async () => {
+    // The relay would not take these rows for a minute: only the committing process can move them.
+    const b = await bus(true, 60_000);
+    const { seen, sub } = collect(b, 'orders');
+    const started = Date.now();
+    await storage.transaction(async (tx) => {
+      await tx.query(sql`insert into state (k) values ('eager')`);
+      await b.publish(
+        'orders',
+        [
+          { id: 'e1', payload: 1 },
+          { id: 'e2', payload: 2 },
+        ],
+        { tx },
+      );
+    });
+    await waitFor(() => seen.length >= 2, 10_000, 'the committed messages');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await drained()).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    await sub.stop();
+    expect(seen.map((m) => m.id).sort()).toEqual(['e1', 'e2']);
+  });
+
+  it('leaves a young row to the process that committed it, and moves it once it has aged', async () => {
+    const publisher = await bus(false);
+    await storage.transaction((tx) => publisher.publish('orders', [{ id: 'left', payload: 'L' }], { tx }));
+    const relay = await bus(true, 1500);
+    const { seen, sub } = collect(relay, 'orders');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(seen).toEqual([]);
+    expect(await outboxRows()).toBe(1);
+    await waitFor(() => seen.length >= 1, 10_000, 'the aged row');
+    await sub.stop();
+    expect(seen).toEqual([{ id: 'left', payload: 'L' }]);
     expect(await drained()).toBe(0);
   });
 
