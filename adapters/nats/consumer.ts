@@ -46,7 +46,22 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
   /** Failed pulls in a row: how long to back off. */
   let failures = 0;
 
+  /**
+   * Settlements wait for the end of the event loop's turn and go out together: each is a publish to the
+   * server, and the client writes what a turn buffered in one system call, where one a handler (each
+   * ending in its own I/O callback) made one each.
+   */
+  let pending: Array<() => void> = [];
+  const flushSettled = () => {
+    const now = pending;
+    pending = [];
+    for (const send of now) send();
+  };
   function settle(m: JsMsg, id: string, outcome: Outcome): void {
+    if (pending.push(() => send(m, id, outcome)) === 1) setImmediate(flushSettled);
+  }
+
+  function send(m: JsMsg, id: string, outcome: Outcome): void {
     try {
       if (outcome.kind === 'ack') m.ack();
       else if (outcome.kind === 'retry') {
@@ -154,6 +169,7 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
       await loop;
       await Promise.all(pulls);
       await Promise.all(handlers);
+      flushSettled();
       // Acks are fire-and-forget publishes: make sure they have left before reporting stopped.
       await o.flush().catch(() => {});
     },
