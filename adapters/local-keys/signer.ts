@@ -48,7 +48,7 @@ export const signingKeysSealed: SealedColumn = {
  * ES256 keys per organization, stored in Storage with the private half sealed by the SecretBox.
  * Keys are created on first use under a per-organization advisory lock, so two replicas never make two.
  */
-export function createLocalKeysSigner(options: LocalKeysOptions): Signer {
+export function createLocalKeysSigner(options: LocalKeysOptions): Required<Signer> {
   const { storage, secrets, clock } = options;
   const graceMs = options.graceMs ?? 7 * 24 * 3600_000;
   const cacheMs = options.cacheMs ?? 60_000;

@@ -1,3 +1,5 @@
+import { describe, expect, it } from 'bun:test';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createAesGcmSecretBox, parseMasterKeys } from '../../adapters/local-keys/secret-box.ts';
 import { createLocalKeysSigner } from '../../adapters/local-keys/signer.ts';
 import { manualClock } from '../helpers/clock.ts';
@@ -17,3 +19,32 @@ signerContract(
   },
   GRACE,
 );
+
+describe('local keys: signNow', () => {
+  it('signs at once only while the current key is loaded and fresh, with the key sign uses', async () => {
+    const storage = await freshPglite();
+    try {
+      const clock = manualClock(Date.now());
+      const secrets = await createAesGcmSecretBox(await parseMasterKeys([btoa('k'.repeat(32))]));
+      const signer = createLocalKeysSigner({ storage, secrets, clock, graceMs: GRACE, cacheMs: 60_000 });
+      const o = crypto.randomUUID();
+      // Nothing loaded for this organization yet: the caller goes through sign.
+      expect(signer.signNow(o, { sub: 'now' })).toBeUndefined();
+      await signer.sign(o, { sub: 'first' });
+      const jwt = signer.signNow(o, { sub: 'now' }, { typ: 'at+jwt' });
+      expect(jwt).toBeString();
+      expect(decodeProtectedHeader(jwt!)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
+      const verified = await jwtVerify(jwt!, createLocalJWKSet(await signer.jwks(o)), {
+        algorithms: ['ES256'],
+      });
+      expect(verified.payload.sub).toBe('now');
+      // A rotation here is seen at once; past the cache's time the key must be looked at again.
+      const { kid } = await signer.rotate(o);
+      expect(decodeProtectedHeader(signer.signNow(o, { sub: 'rotated' })!).kid).toBe(kid);
+      clock.advance(60_001);
+      expect(signer.signNow(o, { sub: 'stale' })).toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  });
+});
