@@ -1,7 +1,7 @@
 import { batchGate } from '../../core/batching/batch-gate.ts';
 import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
-import { prepared } from '../../core/db/prepared.ts';
+import { arrayLiteral, prepared } from '../../core/db/prepared.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import type { PreparedAttribute } from './limits.ts';
 
@@ -89,7 +89,7 @@ const mergeBuckets = prepared<{ n: number }>(
 
 /** Every attribute of the given (organization, bucket) pairs, in one statement: one snapshot. */
 const selectBuckets = prepared<AttributeRow & { org_id: string }>(
-  // Unnamed, so planned for its values (see core/db/prepared.ts). A batch amortises the parse.
+  // Unnamed, so planned for its values (see core/db/prepared.ts); its arrays go as text, one round trip.
   null,
   `select a.org_id::text as org_id, a.bucket, a.key, a.value from ${PAIRS('$1', '$2')}, ${ROWS_OF_PAIR}
    order by a.bucket, a.key`,
@@ -115,8 +115,8 @@ export function createBucketReads(storage: Storage) {
       const list = [...pairs.values()];
       const rows = await selectBuckets(
         storage.db,
-        list.map(([o]) => o),
-        list.map(([, b]) => b),
+        arrayLiteral(list.map(([o]) => o)),
+        arrayLiteral(list.map(([, b]) => b)),
       );
       const byPair = new Map<string, AttributeRow[]>();
       for (const r of rows) {

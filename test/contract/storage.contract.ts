@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { migrate } from '../../core/db/migrate.ts';
+import { arrayLiteral, prepared } from '../../core/db/prepared.ts';
 import type { MigrationSet, Storage } from '../../core/ports/storage.ts';
 
 export interface StorageHarness {
@@ -117,6 +118,31 @@ export function storageContract(name: string, makeHarness: () => Promise<Storage
       const n = h.storage.writeConcurrency;
       expect(Number.isInteger(n) && n >= 1).toBe(true);
       if (h.storage.kind === 'pglite') expect(n).toBe(1);
+    });
+
+    it('runs unnamed statements on text, numbers and null, arrays sent as literals, and JS arrays', async () => {
+      interface Row {
+        a: string;
+        n: string | number;
+        z: string | null;
+        j: string;
+        arr: string[];
+      }
+      const run = prepared<Row>(
+        null,
+        `select $1::text as a, $2::bigint as n, $3::text as z, ($4::jsonb)->>'k' as j, $5::text[] as arr`,
+      );
+      const tricky = ['plain', 'with "quotes"', 'back\\slash', 'comma, {braces}', 'NULL', ''];
+      const [row] = await run(h.storage.db, 'x', 42, null, JSON.stringify({ k: 'v' }), arrayLiteral(tricky));
+      expect(row).toEqual({ a: 'x', n: expect.anything(), z: null, j: 'v', arr: tricky });
+      expect(Number(row!.n)).toBe(42);
+      expect(arrayLiteral([])).toBe('{}');
+      // Any other value still works: postgres.js learns the types first.
+      const count = prepared<{ n: string | number }>(null, 'select cardinality($1::text[]) as n');
+      expect(Number((await count(h.storage.db, ['a', 'b', 'c']))[0]!.n)).toBe(3);
+      // A value the statement refuses fails that statement alone, and the next one runs.
+      await expect(run(h.storage.db, 'x', 'not a number', null, '{}', '{}')).rejects.toThrow();
+      expect((await run(h.storage.db, 'y', 1, null, '{}', '{}'))[0]!.a).toBe('y');
     });
 
     it('answers ping', async () => {

@@ -235,12 +235,20 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     q.onlyDescribe && (delete statements[q.signature])
     q.parameters = q.parameters || parameters
     q.prepared = q.prepare && q.signature in statements
-    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared)
+    // identity-service patch: an unnamed query whose parameters are all text, numbers or null goes out in
+    // one write (Parse, Describe, Bind, Execute) rather than waiting for the parameter types: each is sent
+    // as its text whatever its type, as the serializer of a described type would, and Postgres infers the
+    // types from the statement as it does for the description.
+    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared && !(!q.prepare && parameters.every(scalar)))
     q.statement = q.prepared
       ? statements[q.signature]
       : { string, types, name: q.prepare ? statementId + statementCount++ : '' }
 
     typeof options.debug === 'function' && options.debug(id, string, parameters, types)
+  }
+
+  function scalar(x) {
+    return x === null || typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x))
   }
 
   function write(x, fn) {
