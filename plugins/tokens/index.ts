@@ -81,7 +81,9 @@ export const tokens = (options: TokensOptions = {}) => {
         validate: (token, orgId) => validator.validate(token, orgId),
         revoke: createRevoke({ storage: ctx.storage, hooks: ctx.hooks, validator }),
       };
-      const routes = tokenRoutes(ctx, issuer).use(wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge));
+      const routes = tokenRoutes(ctx, issuer, persons).use(
+        wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge),
+      );
       return { routes, provide: { tokenIssuer: issuer }, attach: [forgetDeletedPerson, revokeEarlierTokens] };
     },
   });

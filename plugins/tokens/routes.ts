@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import type { InvalidReason, TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
@@ -35,15 +36,47 @@ const MintBody = v.optional(
   }),
 );
 
+/** Why a token is not valid, in the reference's words (tokens.openapi.yml, ValidateTokenResponse). */
+const REFERENCE_REASONS = [
+  'invalid_token_content',
+  'expired',
+  'invalid_issuer',
+  'not_enough_factors',
+  'person_not_active',
+] as const;
+type ReferenceReason = (typeof REFERENCE_REASONS)[number];
+
+/** The finer reason, in invalidity_detail: the validator's, or what became of the token's person. */
+type Detail = InvalidReason | 'person_inactive' | 'person_deleted';
+
+const REFERENCE_REASON_OF: Record<Detail, ReferenceReason> = {
+  malformed: 'invalid_token_content',
+  bad_signature: 'invalid_token_content',
+  unknown_key: 'invalid_token_content',
+  revoked: 'invalid_token_content',
+  wrong_organization: 'invalid_token_content',
+  expired: 'expired',
+  wrong_issuer: 'invalid_issuer',
+  person_inactive: 'person_not_active',
+  person_deleted: 'person_not_active',
+};
+
+const invalid = (detail: Detail) => ({
+  valid: false,
+  invalidity_reason: REFERENCE_REASON_OF[detail],
+  invalidity_detail: detail,
+});
+
 const ValidateResult = v.object({
   valid: v.boolean(),
-  invalidity_reason: v.optional(v.string()),
+  invalidity_reason: v.optional(v.picklist(REFERENCE_REASONS)),
+  invalidity_detail: v.optional(v.picklist(Object.keys(REFERENCE_REASON_OF) as Detail[])),
   expires_in_seconds: v.optional(v.number()),
   expires_at: v.optional(v.string()),
 });
 
 /** POST /persons/{person_id}/mint-token, POST /token/validate and POST /token/revoke. */
-export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer) {
+export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: PersonDirectory) {
   const names = ctx.headers;
   return new Elysia()
     .use(ctx.auth)
@@ -91,7 +124,14 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer) {
       '/token/validate',
       async ({ org, body }) => {
         const checked = await issuer.validate(body.token, org.id);
-        if (!checked.valid) return ok({ valid: false, invalidity_reason: checked.reason });
+        if (!checked.valid) return ok(invalid(checked.reason));
+        // A genuine token stops being valid when its person is deactivated or deleted.
+        const personId = checked.claims.person_id;
+        if (typeof personId === 'string') {
+          const person = await persons.get(org.id, personId);
+          if (!person) return ok(invalid('person_deleted'));
+          if (!person.active) return ok(invalid('person_inactive'));
+        }
         const exp = checked.claims.exp as number;
         return ok({
           valid: true,
@@ -108,7 +148,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer) {
           operationId: 'PostTokenValidate',
           summary: 'Validate an identity token',
           description:
-            'Whether the token is valid for this organization now. If not, invalidity_reason says why: malformed, bad_signature, unknown_key, expired, revoked, wrong_issuer, wrong_organization (a genuine token of another organization).',
+            "Whether the token is valid for this organization now. If not, invalidity_reason says why in the reference's terms (invalid_token_content, expired, invalid_issuer, person_not_active) and invalidity_detail more finely: malformed, bad_signature, unknown_key, revoked or wrong_organization (a genuine token of another organization) for invalid_token_content, expired, wrong_issuer for invalid_issuer, person_inactive or person_deleted for person_not_active.",
           tags: TAGS,
           security: SECURITY,
         },

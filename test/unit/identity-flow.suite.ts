@@ -306,7 +306,11 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
         expect(valid.json.result).toMatchObject({ valid: true, expires_in_seconds: expect.any(Number) });
         await expectStatus(await t.http('POST', '/token/revoke', { body: { token } }), 204);
         const revoked = await t.http('POST', '/token/validate', { body: { token } });
-        expect(revoked.json.result).toEqual({ valid: false, invalidity_reason: 'revoked' });
+        expect(revoked.json.result).toEqual({
+          valid: false,
+          invalidity_reason: 'invalid_token_content',
+          invalidity_detail: 'revoked',
+        });
 
         const calls = hookRx.requests.length;
         const minted = await t.http('POST', `/persons/${person.personId}/mint-token`, {
@@ -357,7 +361,11 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
         expect(list.json.result).toEqual([]);
         const validate = await t.http('POST', '/token/validate', { body: { token }, ...theirs });
         await expectStatus(validate, 200);
-        expect(validate.json.result).toEqual({ valid: false, invalidity_reason: 'wrong_organization' });
+        expect(validate.json.result).toEqual({
+          valid: false,
+          invalidity_reason: 'invalid_token_content',
+          invalidity_detail: 'wrong_organization',
+        });
         const revoke = await t.http('POST', '/token/revoke', { body: { token }, ...theirs });
         await expectStatus(revoke, [400, 403, 404]);
         await expectStatus(

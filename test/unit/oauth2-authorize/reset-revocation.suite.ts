@@ -114,7 +114,11 @@ export function resetRevocationSuite(label: string, start: (env: Env) => Promise
       await expectStatus(await userinfo(c, before.access_token), 401);
       expect(await introspect(c, c.client, before.access_token)).toEqual({ active: false });
       expect(await introspect(c, c.client, before.refresh_token)).toEqual({ active: false });
-      expect(await validate(c, identity)).toMatchObject({ valid: false, invalidity_reason: 'revoked' });
+      expect(await validate(c, identity)).toMatchObject({
+        valid: false,
+        invalidity_reason: 'invalid_token_content',
+        invalidity_detail: 'revoked',
+      });
       // A code issued before the reset and exchanged after it gives nothing that works.
       const late = await exchange(c.s, c.client, waiting.code, waiting.verifier);
       await expectOAuthError(late, 400, 'invalid_grant');
@@ -137,7 +141,11 @@ export function resetRevocationSuite(label: string, start: (env: Env) => Promise
         'invalid_grant',
       );
       await expectStatus(await userinfo(c, String(refreshed.json.access_token)), 401);
-      expect(await validate(c, identityAfter)).toMatchObject({ valid: false, invalidity_reason: 'revoked' });
+      expect(await validate(c, identityAfter)).toMatchObject({
+        valid: false,
+        invalidity_reason: 'invalid_token_content',
+        invalidity_detail: 'revoked',
+      });
     });
 
     it('leaves OAuth grants and identity tokens working with PASSWORD_RESET_REVOKE_TOKENS=false', async () => {

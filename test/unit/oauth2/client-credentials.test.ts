@@ -75,7 +75,11 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     const result = await grant(c.client_id, oauth.ClientSecretBasic(c.client_secret!));
     const res = await t.call('POST', '/token/validate', { body: { token: result.access_token } });
     await expectStatus(res, 200);
-    expect(res.json.result).toEqual({ valid: false, invalidity_reason: 'malformed' });
+    expect(res.json.result).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'malformed',
+    });
   });
 
   it('grants by client_secret_post, with every scope of the client when none is asked', async () => {

@@ -224,7 +224,11 @@ describe('password reset through the API', () => {
     await expectStatus(await svc.requestReset(email('ada@example.com')), 202);
     await expectStatus(await svc.confirm((await svc.message(1)).token, NEW), 204);
     const after = (await svc.signIn('ada@example.com', NEW)).json.result.token;
-    expect(await validate(before)).toMatchObject({ valid: false, invalidity_reason: 'revoked' });
+    expect(await validate(before)).toMatchObject({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'revoked',
+    });
     expect(await validate(after)).toMatchObject({ valid: true });
   });
 

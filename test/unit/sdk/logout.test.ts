@@ -30,7 +30,11 @@ describe('POST /logout', () => {
     });
     await expectStatus(res, 204);
     expect(res.text).toBe('');
-    expect(await validity(token)).toEqual({ valid: false, invalidity_reason: 'revoked' });
+    expect(await validity(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'revoked',
+    });
     const [event] = await loggedOut(personId);
     const { event_metadata, ...members } = event!;
     expect(event_metadata).toMatchObject({
@@ -63,7 +67,11 @@ describe('POST /logout', () => {
     const { personId, token } = await s.personWithToken();
     await expectStatus(await s.call('DELETE', `/persons/${personId}`), 204);
     await expectStatus(await logout(token), 204);
-    expect(await validity(token)).toEqual({ valid: false, invalidity_reason: 'revoked' });
+    expect(await validity(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'revoked',
+    });
     expect(await loggedOut(personId)).toEqual([]);
   });
 

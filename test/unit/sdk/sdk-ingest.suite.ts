@@ -236,7 +236,11 @@ export function sdkIngestSuite(label: string, start: () => Promise<IdentityTestS
         await expectStatus(out, 204);
         expect(out.headers.get('access-control-allow-origin')).toBe(APP);
         const validated = await t.http('POST', '/token/validate', { body: { token } });
-        expect(validated.json.result).toEqual({ valid: false, invalidity_reason: 'revoked' });
+        expect(validated.json.result).toEqual({
+          valid: false,
+          invalidity_reason: 'invalid_token_content',
+          invalidity_detail: 'revoked',
+        });
 
         const [loggedOut] = await arrivedFor('PersonLoggedOut_v1', personId);
         expect(members(loggedOut!, 'PersonLoggedOut_v1', EventSource.SDK)).toEqual({

@@ -113,27 +113,74 @@ describe('POST /token/validate and /token/revoke', () => {
     const ok = await validate(token);
     expect(ok).toMatchObject({ valid: true, expires_in_seconds: 3600 });
     clock.advance(3601_000);
-    expect(await validate(token)).toEqual({ valid: false, invalidity_reason: 'expired' });
+    expect(await validate(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'expired',
+      invalidity_detail: 'expired',
+    });
   });
 
   it('says bad_signature, unknown_key and malformed', async () => {
     const { token } = await signIn((await t.persons.addPerson()).personId);
     const [h, p, s] = token.split('.');
     const flipped = `${h}.${p}.${s!.startsWith('A') ? `B${s!.slice(1)}` : `A${s!.slice(1)}`}`;
-    expect((await validate(flipped)).invalidity_reason).toBe('bad_signature');
+    expect((await validate(flipped)).invalidity_detail).toBe('bad_signature');
     const { privateKey, publicKey } = await generateKeyPair('ES256');
     const forged = await new SignJWT(decodeJwt(token))
       .setProtectedHeader({ alg: 'ES256', kid: (await exportJWK(publicKey)).x! })
       .sign(privateKey);
-    expect((await validate(forged)).invalidity_reason).toBe('unknown_key');
-    expect((await validate('not.a.jwt')).invalidity_reason).toBe('malformed');
+    expect((await validate(forged)).invalidity_detail).toBe('unknown_key');
+    expect((await validate('not.a.jwt')).invalidity_detail).toBe('malformed');
     await expectStatus(await t.call('POST', '/token/validate', { body: { token: 42 } }), 400);
+  });
+
+  it('says person_not_active once the person is deactivated or deleted, and valid again when reactivated', async () => {
+    const person = await t.persons.addPerson();
+    const { token } = await signIn(person.personId);
+    const path = `/persons/${person.personId}`;
+    await expectStatus(await t.call('PATCH', path, { body: { active: false } }), 200);
+    expect(await validate(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'person_not_active',
+      invalidity_detail: 'person_inactive',
+    });
+    await expectStatus(await t.call('PATCH', path, { body: { active: true } }), 200);
+    expect(await validate(token)).toMatchObject({ valid: true });
+    await expectStatus(await t.call('DELETE', path), 204);
+    expect(await validate(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'person_not_active',
+      invalidity_detail: 'person_deleted',
+    });
+  });
+
+  it("answers invalidity_reason only in the reference's words (tokens.openapi.yml)", async () => {
+    const reference = [
+      'invalid_token_content',
+      'expired',
+      'invalid_issuer',
+      'not_enough_factors',
+      'person_not_active',
+    ];
+    const { token } = await signIn((await t.persons.addPerson()).personId);
+    const [h, p, s] = token.split('.');
+    const other = await t.service.ctx.orgs.create('Elsewhere');
+    const answers = [
+      await validate('not.a.jwt'),
+      await validate(`${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`),
+      await validate(token, other.organization.id, other.apiKey),
+    ];
+    for (const a of answers) expect(reference).toContain(a.invalidity_reason);
   });
 
   it('says revoked after a revoke, which is idempotent', async () => {
     const { token } = await signIn((await t.persons.addPerson()).personId);
     await expectStatus(await t.call('POST', '/token/revoke', { body: { token } }), 204);
-    expect(await validate(token)).toEqual({ valid: false, invalidity_reason: 'revoked' });
+    expect(await validate(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'revoked',
+    });
     await expectStatus(await t.call('POST', '/token/revoke', { body: { token } }), 204);
     await expectStatus(await t.call('POST', '/token/revoke', { body: { token: 'x.y.z' } }), 400);
   });
@@ -143,7 +190,8 @@ describe('POST /token/validate and /token/revoke', () => {
     const { token } = await signIn((await t.persons.addPerson()).personId);
     expect(await validate(token, other.organization.id, other.apiKey)).toEqual({
       valid: false,
-      invalidity_reason: 'wrong_organization',
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'wrong_organization',
     });
     const res = await t.call('POST', '/token/revoke', {
       body: { token },

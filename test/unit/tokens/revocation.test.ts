@@ -101,6 +101,10 @@ describe('tokenIssuer.revoke', () => {
     expect(await validity(token)).toMatchObject({ valid: true });
     expect(await issuer.revoke(revocation)).toBe(true);
     expect(await issuer.revoke(revocation)).toBe(false);
-    expect(await validity(token)).toEqual({ valid: false, invalidity_reason: 'revoked' });
+    expect(await validity(token)).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'revoked',
+    });
   });
 });
