@@ -37,7 +37,7 @@ export async function parseMasterKeys(entries: readonly string[]): Promise<Maste
  * costs a few microseconds, while WebCrypto's hand-off to a worker costs more than the cipher itself,
  * and reads of sealed values sit on hot paths.
  */
-export async function createAesGcmSecretBox(masterKeys: readonly MasterKey[]): Promise<SecretBox> {
+export async function createAesGcmSecretBox(masterKeys: readonly MasterKey[]): Promise<Required<SecretBox>> {
   if (masterKeys.length === 0) throw new Error('at least one master key is needed');
   const keys = new Map<string, Uint8Array>();
   for (const mk of masterKeys) {
@@ -46,44 +46,54 @@ export async function createAesGcmSecretBox(masterKeys: readonly MasterKey[]): P
   }
   const current = masterKeys[0]!.id;
   const currentKey = keys.get(current)!;
+
+  function sealNow(plaintext: string, context: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', currentKey, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([iv, cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return `${PREFIX}.${current}.${body.toString('base64url')}`;
+  }
+
+  function openNow(sealed: string, context: string): string {
+    const parts = sealed.split('.');
+    if (parts.length !== 3 || parts[0] !== PREFIX)
+      throw new SecretBoxError('MALFORMED', 'not a sealed value');
+    const key = keys.get(parts[1]!);
+    if (!key)
+      throw new SecretBoxError(
+        'UNKNOWN_KEY',
+        `sealed with master key ${parts[1]}, which is not configured in MASTER_KEY`,
+      );
+    // Buffer's decoder skips what is not base64url rather than refusing it: refuse it here.
+    if (!BASE64URL.test(parts[2]!)) throw new SecretBoxError('MALFORMED', 'sealed value is not base64url');
+    const raw = Buffer.from(parts[2]!, 'base64url');
+    if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError('MALFORMED', 'sealed value is too short');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+      return Buffer.concat([
+        decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      throw new SecretBoxError(
+        'TAMPERED',
+        'sealed value does not open: altered, or sealed for another place',
+      );
+    }
+  }
+
   return {
     currentKeyId: current,
+    sealNow,
+    openNow,
     async seal(plaintext, context) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', currentKey, iv);
-      cipher.setAAD(Buffer.from(context, 'utf8'));
-      const body = Buffer.concat([iv, cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-      return `${PREFIX}.${current}.${body.toString('base64url')}`;
+      return sealNow(plaintext, context);
     },
     async open(sealed, context) {
-      const parts = sealed.split('.');
-      if (parts.length !== 3 || parts[0] !== PREFIX)
-        throw new SecretBoxError('MALFORMED', 'not a sealed value');
-      const key = keys.get(parts[1]!);
-      if (!key)
-        throw new SecretBoxError(
-          'UNKNOWN_KEY',
-          `sealed with master key ${parts[1]}, which is not configured in MASTER_KEY`,
-        );
-      // Buffer's decoder skips what is not base64url rather than refusing it: refuse it here.
-      if (!BASE64URL.test(parts[2]!)) throw new SecretBoxError('MALFORMED', 'sealed value is not base64url');
-      const raw = Buffer.from(parts[2]!, 'base64url');
-      if (raw.length < IV_BYTES + TAG_BYTES)
-        throw new SecretBoxError('MALFORMED', 'sealed value is too short');
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-        decipher.setAAD(Buffer.from(context, 'utf8'));
-        decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-        return Buffer.concat([
-          decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)),
-          decipher.final(),
-        ]).toString('utf8');
-      } catch {
-        throw new SecretBoxError(
-          'TAMPERED',
-          'sealed value does not open: altered, or sealed for another place',
-        );
-      }
+      return openNow(sealed, context);
     },
     isStale: (sealed) => sealed.split('.')[1] !== current,
   };

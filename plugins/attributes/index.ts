@@ -4,6 +4,7 @@ import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts'
 import { AttributeErrors } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
 import { migrations } from './migrations/index.ts';
+import { DEFAULT_OPENED_VALUES_BYTES } from './opened-values.ts';
 import { attributeRoutes } from './routes.ts';
 import { attributesSealed, createAttributeStore } from './store.ts';
 
@@ -20,6 +21,11 @@ export interface AttributesOptions {
   maxAttributesPerBucket?: number;
   /** Custom buckets one organization may create. @default 100 */
   maxCustomBuckets?: number;
+  /**
+   * Bytes of opened values each process keeps, so that a value read again is not decrypted again
+   * (least recently used first out; values stay sealed at rest). 0 keeps none. @default 8 MiB
+   */
+  openedValuesBytes?: number;
 }
 
 export { type AttributeStoreApi, attributeStore };
@@ -51,6 +57,11 @@ export const attributes = (options: AttributesOptions = {}) => {
     perRequest: Math.max(MAX_ATTRIBUTES_PER_REQUEST, maxAttributesPerBucket),
   };
   const maxCustomBuckets = positive('maxCustomBuckets', options.maxCustomBuckets ?? 100, 10_000);
+  const openedValuesBytes = options.openedValuesBytes ?? DEFAULT_OPENED_VALUES_BYTES;
+  if (!Number.isInteger(openedValuesBytes) || openedValuesBytes < 0 || openedValuesBytes > 2 ** 32)
+    throw new Error(
+      `attributes: openedValuesBytes must be an integer from 0 to ${2 ** 32} (got ${openedValuesBytes})`,
+    );
   return definePlugin({
     id: 'attributes',
     migrations,
@@ -63,6 +74,7 @@ export const attributes = (options: AttributesOptions = {}) => {
         fixed,
         maxAttributesPerBucket,
         maxCustomBuckets,
+        openedValuesBytes,
       });
       const api: AttributeStoreApi = {
         async read(orgId, bucket, names) {

@@ -15,6 +15,7 @@ import {
 } from './buckets.ts';
 import { AttributeErrors } from './errors.ts';
 import type { PreparedAttribute } from './limits.ts';
+import { createOpenedValues } from './opened-values.ts';
 import { attributeBuckets, attributes } from './schema.ts';
 
 /** One bucket's part of a write: replace its set, merge into it, or delete names (null: all). */
@@ -33,6 +34,18 @@ export interface AttributeStoreOptions {
   fixed: ReadonlyMap<string, BucketDefinition>;
   maxAttributesPerBucket: number;
   maxCustomBuckets: number;
+  /** Bytes of opened values kept in memory, so a value read again is not opened again; 0: none. */
+  openedValuesBytes?: number;
+}
+
+/** The values, when none of them is a promise (sealed at once); undefined otherwise. */
+function allNow<T>(values: ReadonlyArray<T | Promise<T>>): T[] | undefined {
+  const out: T[] = [];
+  for (const v of values) {
+    if (v instanceof Promise) return undefined;
+    out.push(v);
+  }
+  return out;
 }
 
 /** Binds a sealed value to its place, so a value copied to another organization, bucket or key does not open. */
@@ -191,20 +204,62 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     return row!.n;
   }
 
-  async function seal(orgId: string, bucket: string, attrs: PreparedAttribute[]): Promise<string[]> {
-    return Promise.all(attrs.map((a) => secrets.seal(a.json, contextOf(orgId, bucket, a.key))));
+  const opened = createOpenedValues(o.openedValuesBytes);
+  // The box's synchronous members, where it has them (local keys): no promise per value.
+  const sealNow = secrets.sealNow?.bind(secrets);
+  const openNow = secrets.openNow?.bind(secrets);
+
+  /** A bucket's values sealed for their places; at once where the box can, each kept as opened. */
+  function seal(orgId: string, bucket: string, attrs: PreparedAttribute[]): string[] | Promise<string[]> {
+    const sealOne = (a: PreparedAttribute, sealed: string) => {
+      opened.set(contextOf(orgId, bucket, a.key), sealed, a.json);
+      return sealed;
+    };
+    if (sealNow) return attrs.map((a) => sealOne(a, sealNow(a.json, contextOf(orgId, bucket, a.key))));
+    return Promise.all(
+      attrs.map(async (a) => sealOne(a, await secrets.seal(a.json, contextOf(orgId, bucket, a.key)))),
+    );
+  }
+
+  const unreadable = (cause: unknown, key: string, bucket: string) => {
+    const why =
+      cause instanceof SecretBoxError && cause.code === 'UNKNOWN_KEY'
+        ? cause.message
+        : 'altered at rest, or sealed for another place';
+    return AttributeErrors.VALUE_UNREADABLE.with({ cause })(key, bucket, why);
+  };
+
+  /** A value opened at once: kept from before, or opened by a box that can (undefined: it cannot). */
+  function openAtOnce(
+    orgId: string,
+    bucket: string,
+    key: string,
+    sealed: string,
+  ): { value: unknown } | undefined {
+    const context = contextOf(orgId, bucket, key);
+    let plaintext = opened.get(context, sealed);
+    if (plaintext === undefined) {
+      if (!openNow) return undefined;
+      try {
+        plaintext = openNow(sealed, context);
+      } catch (cause) {
+        throw unreadable(cause, key, bucket);
+      }
+      opened.set(context, sealed, plaintext);
+    }
+    return { value: JSON.parse(plaintext) };
   }
 
   async function open(orgId: string, bucket: string, key: string, sealed: string): Promise<unknown> {
+    const context = contextOf(orgId, bucket, key);
+    let plaintext: string;
     try {
-      return JSON.parse(await secrets.open(sealed, contextOf(orgId, bucket, key)));
+      plaintext = await secrets.open(sealed, context);
     } catch (cause) {
-      const why =
-        cause instanceof SecretBoxError && cause.code === 'UNKNOWN_KEY'
-          ? cause.message
-          : 'altered at rest, or sealed for another place';
-      throw AttributeErrors.VALUE_UNREADABLE.with({ cause })(key, bucket, why);
+      throw unreadable(cause, key, bucket);
     }
+    opened.set(context, sealed, plaintext);
+    return JSON.parse(plaintext);
   }
 
   /** One request's writes in the transaction given: each bucket locked (in lock order), then written. */
@@ -257,9 +312,8 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     /** Applies the writes of one request atomically. Values are sealed before the transaction opens. */
     async write(orgId: string, writes: readonly BucketWrite[]): Promise<void> {
       const sorted = [...writes].sort(lockOrder);
-      const sealed = await Promise.all(
-        sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes))),
-      );
+      const sealing = sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes)));
+      const sealed = allNow(sealing) ?? (await Promise.all(sealing));
       if (isUuid(orgId) && sorted.every(isWhole)) return batched.write({ orgId, writes: sorted, sealed });
       await storage.transaction((tx) => writeOne(tx, { orgId, writes: sorted, sealed }, now()));
     },
@@ -293,13 +347,16 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         if (!list) continue;
         const entry: [string, unknown] = [row.key, null];
         list.push(entry);
-        pending.push(
-          open(orgId, row.bucket, row.key, row.value).then((value) => {
-            entry[1] = value;
-          }),
-        );
+        const now = openAtOnce(orgId, row.bucket, row.key, row.value);
+        if (now) entry[1] = now.value;
+        else
+          pending.push(
+            open(orgId, row.bucket, row.key, row.value).then((value) => {
+              entry[1] = value;
+            }),
+          );
       }
-      await Promise.all(pending);
+      if (pending.length > 0) await Promise.all(pending);
       return out;
     },
 

@@ -5,7 +5,7 @@ import { loadConfig } from '../../core/config.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { yieldToEventLoop } from '../../core/runtime.ts';
 import { createService } from '../../entry/create-service.ts';
-import { attributes } from '../../plugins/attributes/index.ts';
+import { type AttributesOptions, attributes } from '../../plugins/attributes/index.ts';
 import { fmtMs, fmtRate, row, type Summary, summarize } from './stats.ts';
 
 /** Five attributes of about 40 bytes each: a small settings bucket. */
@@ -40,7 +40,7 @@ export async function rate(
 }
 
 /** A whole service in this process on the given storage, driven through `service.fetch`; no port opened. */
-async function serviceOn(storage: Storage, workers: number) {
+async function serviceOn(storage: Storage, workers: number, options: AttributesOptions = {}) {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: 'memory://',
@@ -49,7 +49,7 @@ async function serviceOn(storage: Storage, workers: number) {
   });
   const service = await createService(config, {
     overrides: { storage },
-    definition: { plugins: [attributes()] },
+    definition: { plugins: [attributes(options)] },
   });
   // One organization per loop, so the loops write different buckets (their own row locks).
   const orgs = await Promise.all(
@@ -186,12 +186,26 @@ export async function benchAttributes(o: AttributesBenchOptions): Promise<string
       await rate(() => pg.request('PUT', 0, BODY), 1, ms),
     );
     await pg.service.stop();
+
+    // The same GET with no opened values kept: every value decrypted on every read.
+    const cold = await serviceOn(
+      await createPostgresStorage({ url: o.databaseUrl, schema, max: o.inflight }),
+      o.inflight,
+      { openedValuesBytes: 0 },
+    );
+    await rate((w) => cold.request('PUT', w, BODY), o.inflight, 500);
+    add(
+      `GET on Postgres, ${o.inflight} in flight, every value decrypted (openedValuesBytes: 0)`,
+      await rate((w) => cold.request('GET', w), o.inflight, ms),
+      pgSelect,
+    );
+    await cold.service.stop();
     const admin = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`drop schema ${schema} cascade`);
     await admin.end();
   }
   return [
-    `A PUT replaces a bucket of five attributes (${BODY.length} bytes): auth, validation, five AES-GCM seals, one transaction (lock the bucket row, delete what is not sent, upsert); a GET opens them. Requests go through \`service.fetch\` in this process, ${o.seconds} s per row; bounds are single statements on the same database in the same run.`,
+    `A PUT replaces a bucket of five attributes (${BODY.length} bytes): auth, validation, five AES-GCM seals, one transaction (lock the bucket row, delete what is not sent, upsert); a GET opens them (a value read or written lately is kept opened in memory, 8 MiB by default: the last row turns that off). Requests go through \`service.fetch\` in this process, ${o.seconds} s per row; bounds are single statements on the same database in the same run.`,
     '',
     row(['path', 'operations/s', 'p50 ms', 'p99 ms', 'fraction of bound']),
     row(['---', '---', '---', '---', '---']),

@@ -46,6 +46,17 @@ function secretBoxContract(name: string, make: (entries: string[]) => Promise<Se
       expect(after.isStale(await after.seal('new', 'c'))).toBe(false);
     });
 
+    it('seals and opens at once where it can, interchangeably with seal and open', async () => {
+      const box = await make([key()]);
+      if (!box.sealNow || !box.openNow) return; // optional members: a remote box has neither
+      const now = box.sealNow('at once', 'c');
+      expect(now).not.toBe(box.sealNow('at once', 'c'));
+      expect(await box.open(now, 'c')).toBe('at once');
+      expect(box.openNow(await box.seal('later', 'c'), 'c')).toBe('later');
+      expect(() => box.openNow!(now, 'elsewhere')).toThrow(expect.objectContaining({ code: 'TAMPERED' }));
+      expect(() => box.openNow!('garbage', 'c')).toThrow(expect.objectContaining({ code: 'MALFORMED' }));
+    });
+
     it('names a missing master key', async () => {
       const sealed = await (await make([`gone:${key()}`])).seal('v', 'c');
       await expect((await make([`k9:${key()}`])).open(sealed, 'c')).rejects.toThrow(/master key gone/);

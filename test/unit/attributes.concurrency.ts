@@ -305,6 +305,14 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       expect((await call('GET', `${RW}?attributes=card`)).json.result).toEqual({
         card: '4111-1111-1111-1111',
       });
+      // Read (and so kept opened in memory) a moment ago, then altered at rest: refused all the same.
+      const flipped = rows[0]!.value.at(-2) === 'A' ? 'B' : 'A';
+      const altered = `${rows[0]!.value.slice(0, -2)}${flipped}${rows[0]!.value.at(-1)}`;
+      await t.service.ctx.storage.query(
+        sql`update attributes set value = ${altered} where org_id = ${t.org.id} and bucket = 'end_user_read_write' and key = 'card'`,
+      );
+      await expectStatus(await call('GET', `${RW}?attributes=card`), 500);
+      await expectStatus(await call('GET', RW), 500);
       // Nor under the same bucket and key of another organization.
       const other = await t.service.ctx.orgs.create('Thief');
       await t.service.ctx.storage.query(
