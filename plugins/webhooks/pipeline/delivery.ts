@@ -75,7 +75,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
     const startedAt = clock.now();
     const jti = crypto.randomUUID();
     const iat = Math.floor(startedAt / 1000);
-    const jwt = await deps.signer.sign(d.orgId, {
+    const claims = {
       jti,
       aud: d.orgId,
       sub: d.eventId,
@@ -87,7 +87,9 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
       trigger_type: d.triggerType,
       trigger_name: d.triggerType === 'event' ? triggerListName(d.triggerName) : d.triggerName,
       trigger_content: d.content as Record<string, JsonValue>,
-    });
+    };
+    // At once with the organization's key at hand, else through the promise that loads it.
+    const jwt = deps.signer.signNow?.(d.orgId, claims) ?? (await deps.signer.sign(d.orgId, claims));
     const custom = await openHeaders(d.webhookId, webhook.customHeaders);
     const result = await deps.delivery.post({
       url: webhook.targetUrl,
