@@ -55,12 +55,17 @@ export function createPersonTokens(issuer: TokenIssuer, directory: PersonDirecto
 
   return {
     check,
-    /** The person of a valid token of this organization; 401 saying why otherwise. */
+    /**
+     * The active person of a valid token of this organization; 401 saying why otherwise. A deactivated
+     * person's token is refused here as POST /token/validate refuses it (person_inactive); logout, which
+     * only ends a session, takes it through `check`.
+     */
     async personOf(orgId: string, token: string): Promise<TokenPerson> {
       const checked = await check(orgId, token);
-      if (!checked.ok)
+      const reason = !checked.ok ? checked.reason : checked.who.person.active ? null : 'person_inactive';
+      if (!checked.ok || reason !== null)
         throw unauthorized(
-          `the bearer token is not a valid person token of this organization (${checked.reason})`,
+          `the bearer token is not a valid person token of this organization (${reason})`,
           true,
         );
       return checked.who;

@@ -180,6 +180,19 @@ describe('the SDK ingest refuses, publishing nothing', () => {
     );
   });
 
+  it('the token of a person deactivated since, until the person is active again', async () => {
+    const ann = await s.personWithToken();
+    const bearer = { authorization: `Bearer ${ann.token}` };
+    const identified = [LOADED, { event_name: 'PersonIdentified_v1', person_id: ann.personId }];
+    await expectStatus(await s.call('PATCH', `/persons/${ann.personId}`, { body: { active: false } }), 200);
+    const res = await s.sdkEvents(identified, { headers: bearer });
+    await refused(res, 401, '(person_inactive)');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    await expectStatus(await s.call('PATCH', `/persons/${ann.personId}`, { body: { active: true } }), 200);
+    // Accepted again (without the ServiceSDKLoaded_v1 this block counts as never published).
+    await expectStatus(await s.sdkEvents(identified.slice(1), { headers: bearer }), 202);
+  });
+
   it('a bearer token that is not a valid person token of the organization', async () => {
     const cases: Array<[string, string]> = [
       ['Basic dXNlcjpwdw==', 'header Authorization must be "Bearer <identity token>"'],
