@@ -14,9 +14,16 @@ function secretBoxContract(name: string, make: (entries: string[]) => Promise<Se
       expect(await box.open(sealed, 'ctx:1')).toBe('the secret value');
     });
 
-    it('seals the same plaintext differently each time', async () => {
+    it('seals the same plaintext differently each time, with a nonce never used twice', async () => {
       const box = await make([key()]);
       expect(await box.seal('x', 'c')).not.toBe(await box.seal('x', 'c'));
+      // Past several refills of a nonce pool (4 KiB holds 341 nonces of 12 bytes).
+      const sealed = await Promise.all(Array.from({ length: 2000 }, () => box.seal('x', 'c')));
+      const nonces = sealed.map((v) =>
+        Buffer.from(v.split('.')[2]!, 'base64url').subarray(0, 12).toString('hex'),
+      );
+      expect(new Set(nonces).size).toBe(2000);
+      for (const v of sealed.slice(-3)) expect(await box.open(v, 'c')).toBe('x');
     });
 
     it('refuses to open a value in another context', async () => {
