@@ -158,6 +158,28 @@ export async function benchAttributes(o: AttributesBenchOptions): Promise<string
     add(`bound: raw postgres.js INSERT .. ON CONFLICT, ${o.inflight} connections`, pgUpsert);
     const pgSelect = await rate(select, o.inflight, ms);
     add(`bound: raw postgres.js SELECT by key, ${o.inflight} connections`, pgSelect);
+    // Not the aim's bound, but what a PUT asks of Postgres, as raw SQL one request at a time: a
+    // transaction that locks the bucket's row, upserts the five values (of a sealed value's length) and
+    // deletes the bucket's other keys.
+    await sql.unsafe(`create table ${schema}.raw_buckets (org_id uuid, name text, version int,
+      primary key (org_id, name))`);
+    const keys = Array.from({ length: 5 }, (_, i) => `setting_${i}`);
+    const sealedLike = Array.from({ length: 5 }, () => 'x'.repeat(150));
+    const transaction = (w: number) =>
+      sql.begin(async (tx) => {
+        await tx`insert into ${sql(schema)}.raw_buckets values (${orgIds[w]!}, 'b', 1)
+          on conflict (org_id, name) do update set version = raw_buckets.version + 1`;
+        await tx`with up as (insert into ${sql(schema)}.raw_attributes
+            select ${orgIds[w]!}::uuid, 'b', k, v from unnest(${keys}::text[], ${sealedLike}::text[]) as s(k, v)
+            on conflict (org_id, bucket, key) do update set value = excluded.value)
+          delete from ${sql(schema)}.raw_attributes
+          where org_id = ${orgIds[w]!} and bucket = 'b' and key <> all(${keys}::text[])`;
+      });
+    const pgTransaction = await rate(transaction, o.inflight, ms);
+    add(
+      `reference: raw postgres.js, a PUT's SQL (BEGIN, lock the bucket row, upsert five values, delete the rest, COMMIT), ${o.inflight} connections`,
+      pgTransaction,
+    );
     // The bounds' pool closes before the service opens its own: the database is shared, and both at
     // once could pass its connection limit.
     await sql.end();
