@@ -211,14 +211,16 @@ export function createAttributeStore(o: AttributeStoreOptions) {
 
   /** A bucket's values sealed for their places; at once where the box can, each kept as opened. */
   function seal(orgId: string, bucket: string, attrs: PreparedAttribute[]): string[] | Promise<string[]> {
-    const sealOne = (a: PreparedAttribute, sealed: string) => {
-      opened.set(contextOf(orgId, bucket, a.key), sealed, a.json);
-      return sealed;
+    const sealOne = (a: PreparedAttribute): string | Promise<string> => {
+      const context = contextOf(orgId, bucket, a.key);
+      const keep = (sealed: string) => {
+        opened.set(context, sealed, a.json);
+        return sealed;
+      };
+      return sealNow ? keep(sealNow(a.json, context)) : secrets.seal(a.json, context).then(keep);
     };
-    if (sealNow) return attrs.map((a) => sealOne(a, sealNow(a.json, contextOf(orgId, bucket, a.key))));
-    return Promise.all(
-      attrs.map(async (a) => sealOne(a, await secrets.seal(a.json, contextOf(orgId, bucket, a.key)))),
-    );
+    const sealed = attrs.map(sealOne);
+    return allNow(sealed) ?? Promise.all(sealed);
   }
 
   const unreadable = (cause: unknown, key: string, bucket: string) => {
@@ -229,37 +231,24 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     return AttributeErrors.VALUE_UNREADABLE.with({ cause })(key, bucket, why);
   };
 
-  /** A value opened at once: kept from before, or opened by a box that can (undefined: it cannot). */
-  function openAtOnce(
-    orgId: string,
-    bucket: string,
-    key: string,
-    sealed: string,
-  ): { value: unknown } | undefined {
+  /** A value's plaintext: kept from before, or opened (at once where the box can) and kept. */
+  function plaintextOf(orgId: string, bucket: string, key: string, sealed: string): string | Promise<string> {
     const context = contextOf(orgId, bucket, key);
-    let plaintext = opened.get(context, sealed);
-    if (plaintext === undefined) {
-      if (!openNow) return undefined;
-      try {
-        plaintext = openNow(sealed, context);
-      } catch (cause) {
-        throw unreadable(cause, key, bucket);
-      }
+    const kept = opened.get(context, sealed);
+    if (kept !== undefined) return kept;
+    const keep = (plaintext: string) => {
       opened.set(context, sealed, plaintext);
-    }
-    return { value: JSON.parse(plaintext) };
-  }
-
-  async function open(orgId: string, bucket: string, key: string, sealed: string): Promise<unknown> {
-    const context = contextOf(orgId, bucket, key);
-    let plaintext: string;
+      return plaintext;
+    };
+    if (!openNow)
+      return secrets.open(sealed, context).then(keep, (cause: unknown) => {
+        throw unreadable(cause, key, bucket);
+      });
     try {
-      plaintext = await secrets.open(sealed, context);
+      return keep(openNow(sealed, context));
     } catch (cause) {
       throw unreadable(cause, key, bucket);
     }
-    opened.set(context, sealed, plaintext);
-    return JSON.parse(plaintext);
   }
 
   /** One request's writes in the transaction given: each bucket locked (in lock order), then written. */
@@ -347,12 +336,12 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         if (!list) continue;
         const entry: [string, unknown] = [row.key, null];
         list.push(entry);
-        const now = openAtOnce(orgId, row.bucket, row.key, row.value);
-        if (now) entry[1] = now.value;
+        const plaintext = plaintextOf(orgId, row.bucket, row.key, row.value);
+        if (typeof plaintext === 'string') entry[1] = JSON.parse(plaintext);
         else
           pending.push(
-            open(orgId, row.bucket, row.key, row.value).then((value) => {
-              entry[1] = value;
+            plaintext.then((text) => {
+              entry[1] = JSON.parse(text);
             }),
           );
       }

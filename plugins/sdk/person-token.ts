@@ -61,13 +61,11 @@ export function createPersonTokens(issuer: TokenIssuer, directory: PersonDirecto
      * only ends a session, takes it through `check`.
      */
     async personOf(orgId: string, token: string): Promise<TokenPerson> {
+      const refused = (reason: string) =>
+        unauthorized(`the bearer token is not a valid person token of this organization (${reason})`, true);
       const checked = await check(orgId, token);
-      const reason = !checked.ok ? checked.reason : checked.who.person.active ? null : 'person_inactive';
-      if (!checked.ok || reason !== null)
-        throw unauthorized(
-          `the bearer token is not a valid person token of this organization (${reason})`,
-          true,
-        );
+      if (!checked.ok) throw refused(checked.reason);
+      if (!checked.who.person.active) throw refused('person_inactive');
       return checked.who;
     },
   };
