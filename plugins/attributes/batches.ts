@@ -5,11 +5,10 @@ import { arrayLiteral, prepared } from '../../core/db/prepared.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
 import type { PreparedAttribute } from './limits.ts';
 
-/** A row of the attributes table as the batched read gives it. */
-export interface AttributeRow {
+/** A bucket's row as reads give it: its attributes as the JSON text of name to sealed value. */
+export interface BucketRow {
   bucket: string;
-  key: string;
-  value: string;
+  attributes: string;
 }
 
 /** One request's write of whole buckets (replace or merge), its values sealed, buckets in lock order. */
@@ -19,87 +18,100 @@ export interface BucketsWrite {
   sealed: ReadonlyArray<readonly string[]>;
 }
 
-// The batch's statements: arrays of (organization, bucket) pairs and of (organization, bucket, key,
-// value) rows, so that one statement serves every request of the batch and its text never changes.
-//
-// Every read of the attributes table goes through a lateral subquery per pair, fenced with OFFSET 0 so
-// the planner cannot fold it into a join: that keeps it an index lookup by (org_id, bucket). PGlite never
-// analyses a table (there is no autovacuum), and on a join its default estimates choose a hash join over
-// a scan of the whole table.
+/** A bucket written, and how many attributes it holds afterwards. */
+export interface Written {
+  o: string;
+  b: string;
+  n: number;
+}
+
+// A write is one row a bucket: the bucket's attributes, name to sealed value, sent as one JSON document
+// of (organization, bucket, attributes) for every bucket of the batch, so that one statement serves
+// every request of the batch and its text never changes.
 
 const PAIRS = (o: string, b: string) => `unnest(${o}::uuid[], ${b}::text[]) as r(o, b)`;
-const ROWS_OF_PAIR = `lateral (select ctid, org_id, bucket, key, value from attributes
-    where org_id = r.o and bucket = r.b offset 0) a`;
-const SENT = 'unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) as s(o, b, k, v)';
 
 /**
  * How long a batch waits for a row lock held elsewhere: past it the batch fails, and its requests are
- * written one by one, each waiting only for its own locks (see `run`). Set by the lock statements
- * themselves, before their first row (a filter of a volatile function runs for every row, ahead of its
- * insert or update), so it costs no statement of its own.
+ * written one by one, each waiting only for its own locks (see `run`). Set by the statements themselves,
+ * before their first row (a filter of a volatile function runs for every row, ahead of its insert or
+ * update), so it costs no statement of its own.
  */
 const LOCK_TIMEOUT_MS = 50;
 const SET_LOCK_TIMEOUT = `set_config('lock_timeout', '${LOCK_TIMEOUT_MS}ms', true) is not null`;
+const NO_LOCK_TIMEOUT = 'true';
 
-const lockFixedBuckets = prepared(
-  'attributes_lock_fixed_many',
-  `insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
-   select o, b, false, 1, $3, $3 from ${PAIRS('$1', '$2')} where ${SET_LOCK_TIMEOUT}
-   on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at`,
-);
-
-const lockCustomBuckets = prepared<{ one: number }>(
-  'attributes_lock_custom_many',
+/** Locks custom buckets' rows, in the order given; a row missing is a bucket this organization lacks. */
+const lockCustom = (timeout: string) =>
   `update attribute_buckets set version = version + 1, updated_at = $3
    where ctid = any(array(select (select ctid from attribute_buckets
-     where org_id = r.o and name = r.b and custom offset 0) from ${PAIRS('$1', '$2')} where ${SET_LOCK_TIMEOUT}))
-   returning 1 as one`,
+     where org_id = r.o and name = r.b and custom offset 0) from ${PAIRS('$1', '$2')} where ${timeout}))
+   returning 1 as one`;
+const lockCustomBuckets = prepared<{ one: number }>(
+  'attributes_lock_custom_many',
+  lockCustom(SET_LOCK_TIMEOUT),
 );
-
-const UPSERT_SENT = `up as (
-    insert into attributes (org_id, bucket, key, value, updated_at)
-    select o, b, k, v, $7 from ${SENT}
-    on conflict (org_id, bucket, key) do update set value = excluded.value, updated_at = excluded.updated_at
-  )`;
+const lockCustomAlone = prepared<{ one: number }>('attributes_lock_custom_one', lockCustom(NO_LOCK_TIMEOUT));
 
 /**
- * Replace: upsert the keys sent to each bucket, delete its others (both see one snapshot, on disjoint
- * keys). The keys sent are one hashed set, probed once a row.
+ * Writes buckets: each row made on a standard bucket's first write, or updated (a custom bucket's row
+ * exists, locked by the statement before). `replace` sets the attributes sent, `merge` adds them to the
+ * bucket's. Rows are written in the order sent, so two batches lock them in one order. Answers each
+ * bucket's count of attributes afterwards.
  */
-const replaceBuckets = prepared(
-  'attributes_replace_many',
-  `with ${UPSERT_SENT},
-   gone as (delete from attributes where ctid = any(array(
-     select a.ctid from ${PAIRS('$5', '$6')}, ${ROWS_OF_PAIR}
-     where (a.org_id, a.bucket, a.key) not in (select o, b, k from ${SENT}))))
-   select 1 as one`,
-);
+const writeStatement = (mode: 'replace' | 'merge', timeout: string) =>
+  `insert into attribute_buckets as t (org_id, name, custom, version, created_at, updated_at, attributes)
+   select o, b, false, 1, $2, $2, a from jsonb_to_recordset($1::jsonb) as s(o uuid, b text, a jsonb)
+   where ${timeout}
+   on conflict (org_id, name) do update set
+     attributes = ${mode === 'replace' ? 'excluded.attributes' : 't.attributes || excluded.attributes'},
+     version = t.version + 1, updated_at = excluded.updated_at
+   returning t.org_id::text as o, t.name as b, (select count(*) from jsonb_object_keys(t.attributes))::int as n`;
+const writeBuckets = {
+  replace: prepared<Written>('attributes_replace_many', writeStatement('replace', SET_LOCK_TIMEOUT)),
+  merge: prepared<Written>('attributes_merge_many', writeStatement('merge', SET_LOCK_TIMEOUT)),
+};
+/** The same for one request written alone: it waits for its locks. */
+export const writeBucketsAlone = {
+  replace: prepared<Written>('attributes_replace_alone', writeStatement('replace', NO_LOCK_TIMEOUT)),
+  merge: prepared<Written>('attributes_merge_alone', writeStatement('merge', NO_LOCK_TIMEOUT)),
+};
+export { lockCustomAlone };
 
-/** Merge: upsert the keys sent; each bucket's count afterwards is its rows plus the keys sent that were not. */
-const mergeBuckets = prepared<{ n: number }>(
-  'attributes_merge_many',
-  `with ${UPSERT_SENT},
-   fresh as materialized (select o, b, count(*) filter (where not exists (select 1 from attributes
-       where org_id = s.o and bucket = s.b and key = s.k offset 0)) as n
-     from ${SENT} group by o, b)
-   select ((select count(*) from attributes where org_id = r.o and bucket = r.b offset 0)
-     + coalesce((select f.n from fresh f where f.o = r.o and f.b = r.b), 0))::int as n
-   from ${PAIRS('$5', '$6')}`,
-);
-
-/** Every attribute of the given (organization, bucket) pairs, in one statement: one snapshot. */
-const selectBuckets = prepared<AttributeRow & { org_id: string }>(
+/** The rows of the given (organization, bucket) pairs, in one statement: one snapshot. */
+const selectBuckets = prepared<BucketRow & { org_id: string }>(
   // Unnamed, so planned for its values (see core/db/prepared.ts); its arrays go as text, one round trip.
+  // A lateral subquery per pair, fenced with OFFSET 0 so the planner cannot fold it into a join: that
+  // keeps it an index lookup (PGlite never analyses a table, and on a join its default estimates choose
+  // a hash join over a scan of the whole table).
   null,
-  `select a.org_id::text as org_id, a.bucket, a.key, a.value from ${PAIRS('$1', '$2')}, ${ROWS_OF_PAIR}
-   order by a.bucket, a.key`,
+  `select a.org_id::text as org_id, a.name as bucket, a.attributes::text as attributes
+   from ${PAIRS('$1', '$2')}, lateral (select org_id, name, attributes from attribute_buckets
+     where org_id = r.o and name = r.b offset 0) a`,
 );
+
+/** A bucket's part of a write document: its attributes as name to sealed value. */
+export function writeRow(
+  orgId: string,
+  bucket: string,
+  attrs: readonly PreparedAttribute[],
+  sealed: readonly string[],
+) {
+  const a: Record<string, string> = {};
+  // Defined as own properties: a name such as `__proto__` is a name like any other.
+  for (const [j, attr] of attrs.entries()) {
+    if (attr.key === '__proto__')
+      Object.defineProperty(a, attr.key, { value: sealed[j], enumerable: true, writable: true });
+    else a[attr.key] = sealed[j]!;
+  }
+  return { o: orgId, b: bucket, a };
+}
 
 const pairKey = (orgId: string, bucket: string) => `${orgId} ${bucket}`;
 const byPair = (o1: string, b1: string, o2: string, b2: string) =>
   o1 < o2 ? -1 : o1 > o2 ? 1 : b1 < b2 ? -1 : b1 > b2 ? 1 : 0;
 
-/** Rows (attributes, and a lock a bucket) one batch writes at most: a bounded transaction. */
+/** Attributes one batch writes at most (a bucket counts one more): a bounded statement. */
 const MAX_BATCH_ROWS = 2000;
 
 /**
@@ -107,7 +119,7 @@ const MAX_BATCH_ROWS = 2000;
  * key of the batch, so they are read in the same statement (one snapshot) even when the batch is split.
  */
 export function createBucketReads(storage: Storage) {
-  const loader = createBatchLoader<Map<string, AttributeRow[]>>(
+  const loader = createBatchLoader<Map<string, BucketRow>>(
     async (keys) => {
       const asked = keys.map((k) => JSON.parse(k) as [string, string[]]);
       const pairs = new Map<string, [string, string]>();
@@ -118,18 +130,18 @@ export function createBucketReads(storage: Storage) {
         arrayLiteral(list.map(([o]) => o)),
         arrayLiteral(list.map(([, b]) => b)),
       );
-      const byPair = new Map<string, AttributeRow[]>();
-      for (const r of rows) {
-        const k = pairKey(r.org_id, r.bucket);
-        const row = { bucket: r.bucket, key: r.key, value: r.value };
-        const found = byPair.get(k);
-        if (found) found.push(row);
-        else byPair.set(k, [row]);
-      }
+      const byPair = new Map<string, BucketRow>();
+      for (const r of rows)
+        byPair.set(pairKey(r.org_id, r.bucket), { bucket: r.bucket, attributes: r.attributes });
       return new Map(
         keys.map((key, i) => {
           const [orgId, buckets] = asked[i]!;
-          return [key, new Map(buckets.map((b) => [b, byPair.get(pairKey(orgId, b)) ?? []]))];
+          const found = new Map<string, BucketRow>();
+          for (const b of buckets) {
+            const row = byPair.get(pairKey(orgId, b));
+            if (row) found.set(b, row);
+          }
+          return [key, found];
         }),
       );
     },
@@ -137,11 +149,11 @@ export function createBucketReads(storage: Storage) {
   );
   const gate = batchGate(storage);
   return {
-    /** The rows of these buckets of the organization (an ID in lower case), by bucket, in key order. */
-    async read(orgId: string, buckets: readonly string[]): Promise<AttributeRow[]> {
+    /** The rows of these buckets of the organization (an ID in lower case) that have one. */
+    async read(orgId: string, buckets: readonly string[]): Promise<BucketRow[]> {
       await gate();
       const found = await loader.load(JSON.stringify([orgId, buckets]));
-      return [...new Set(buckets)].flatMap((b) => found!.get(b) ?? []);
+      return [...found!.values()];
     },
   };
 }
@@ -165,41 +177,53 @@ export function createBatchedWrites(o: {
   now: () => string;
   writeOne: (tx: Transaction, item: BucketsWrite, at: string) => Promise<void>;
 }) {
-  async function writeRound(tx: Transaction, round: BucketsWrite[], at: string) {
-    const fixed: [string[], string[]] = [[], []];
+  /** The round's documents: each mode's buckets in lock order, and the custom buckets to lock first. */
+  function roundOf(round: BucketsWrite[]) {
     const custom: [string[], string[]] = [[], []];
-    const rows = { replace: [[], [], [], []] as string[][], merge: [[], [], [], []] as string[][] };
-    const buckets = { replace: [[], []] as string[][], merge: [[], []] as string[][] };
+    const docs = { replace: [] as ReturnType<typeof writeRow>[], merge: [] as ReturnType<typeof writeRow>[] };
     // Bucket rows are locked in one order, (organization, bucket), so that two batches cannot deadlock.
     const entries = round
       .flatMap((item) => item.writes.map((w, i) => ({ item, w, i })))
       .sort((a, b) => byPair(a.item.orgId, a.w.bucket, b.item.orgId, b.w.bucket));
     for (const { item, w, i } of entries) {
-      const lock = o.fixed.has(w.bucket) ? fixed : custom;
-      lock[0].push(item.orgId);
-      lock[1].push(w.bucket);
-      buckets[w.mode][0]!.push(item.orgId);
-      buckets[w.mode][1]!.push(w.bucket);
-      const [os, bs, ks, vs] = rows[w.mode] as [string[], string[], string[], string[]];
-      for (const [j, a] of w.attributes.entries()) {
-        os.push(item.orgId);
-        bs.push(w.bucket);
-        ks.push(a.key);
-        vs.push(item.sealed[i]![j]!);
+      if (!o.fixed.has(w.bucket)) {
+        custom[0].push(item.orgId);
+        custom[1].push(w.bucket);
       }
+      docs[w.mode].push(writeRow(item.orgId, w.bucket, w.attributes, item.sealed[i]!));
     }
+    return { custom, docs };
+  }
+
+  async function writeRound(tx: Transaction, round: BucketsWrite[], at: string) {
+    const { custom, docs } = roundOf(round);
     // One after the other: postgres.js does not reliably settle statements pipelined in a transaction.
-    if (fixed[0].length) await lockFixedBuckets(tx.db, ...fixed, at);
     if (custom[0].length) {
-      const locked = await lockCustomBuckets(tx.db, ...custom, at);
+      const locked = await lockCustomBuckets(tx.db, arrayLiteral(custom[0]), arrayLiteral(custom[1]), at);
       if (locked.length !== custom[0].length) throw new Error('a custom bucket of the batch is missing');
     }
-    if (buckets.replace[0]!.length) await replaceBuckets(tx.db, ...rows.replace, ...buckets.replace, at);
-    if (buckets.merge[0]!.length) {
-      const counts = await mergeBuckets(tx.db, ...rows.merge, ...buckets.merge, at);
+    if (docs.replace.length) await writeBuckets.replace(tx.db, JSON.stringify(docs.replace), at);
+    if (docs.merge.length) {
+      const counts = await writeBuckets.merge(tx.db, JSON.stringify(docs.merge), at);
       if (counts.some((c) => c.n > o.maxAttributesPerBucket))
         throw new Error('a bucket of the batch would pass its limit');
     }
+  }
+
+  /**
+   * A batch that is one statement needs no transaction: replaces of standard buckets only, no bucket
+   * twice. The statement applies whole or not at all, as a transaction would.
+   */
+  function oneStatement(items: BucketsWrite[]): boolean {
+    const seen = new Set<string>();
+    for (const item of items)
+      for (const w of item.writes) {
+        if (w.mode !== 'replace' || !o.fixed.has(w.bucket)) return false;
+        const k = pairKey(item.orgId, w.bucket);
+        if (seen.has(k)) return false;
+        seen.add(k);
+      }
+    return true;
   }
 
   async function writeBatch(tx: Transaction, items: BucketsWrite[]) {
@@ -247,12 +271,10 @@ export function createBatchedWrites(o: {
     const pool = o.storage.writeConcurrency > 1;
     if (batch.length > 1 || pool) {
       try {
-        await o.storage.transaction((tx) =>
-          writeBatch(
-            tx,
-            batch.map((b) => b.item),
-          ),
-        );
+        const items = batch.map((b) => b.item);
+        if (oneStatement(items))
+          await writeBuckets.replace(o.storage.db, JSON.stringify(roundOf(items).docs.replace), o.now());
+        else await o.storage.transaction((tx) => writeBatch(tx, items));
         for (const b of batch) b.resolve();
         return;
       } catch {

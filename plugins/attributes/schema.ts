@@ -1,4 +1,4 @@
-import { bigint, boolean, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import { passThrough } from '../../core/http/openapi-docs.ts';
 import { uuidString } from '../../core/ids.ts';
@@ -6,9 +6,11 @@ import { END_USER_PERMISSIONS } from './buckets.ts';
 import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
 
 /**
- * One row per bucket an organization has written to (standard buckets) or created (custom ones). Every
- * write takes this row's lock first, so writes to one bucket run one after another and a PUT replaces
- * the whole set; `version` counts the writes.
+ * One row per bucket an organization has written to (standard buckets) or created (custom ones), with
+ * the bucket's attributes: a JSON object of name to value, each value its JSON text sealed by the
+ * SecretBox and bound to organization, bucket and name. A write of a bucket is one row written, so
+ * writes to one bucket follow one another on the row's lock, and a PUT replaces the whole set;
+ * `version` counts the writes.
  */
 export const attributeBuckets = pgTable(
   'attribute_buckets',
@@ -21,21 +23,10 @@ export const attributeBuckets = pgTable(
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+    /** Name to sealed value. */
+    attributes: jsonb('attributes').$type<Record<string, string>>().notNull().default({}),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.name] })],
-);
-
-/** One row per attribute. The value is its JSON text sealed by the SecretBox, bound to org, bucket and key. */
-export const attributes = pgTable(
-  'attributes',
-  {
-    orgId: uuid('org_id').notNull(),
-    bucket: text('bucket').notNull(),
-    key: text('key').notNull(),
-    value: text('value').notNull(),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.orgId, t.bucket, t.key] })],
 );
 
 // Attribute bodies are documented with `passThrough` (validation hands the value through untouched):

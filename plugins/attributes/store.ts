@@ -1,12 +1,19 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { prepared } from '../../core/db/prepared.ts';
+import { arrayLiteral, prepared } from '../../core/db/prepared.ts';
 import type { SealedColumn } from '../../core/db/reseal.ts';
 import { isUuid } from '../../core/ids.ts';
 
 import type { Clock } from '../../core/ports/clock.ts';
 import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { type AttributeRow, createBatchedWrites, createBucketReads } from './batches.ts';
+import {
+  type BucketRow,
+  createBatchedWrites,
+  createBucketReads,
+  lockCustomAlone,
+  writeBucketsAlone,
+  writeRow,
+} from './batches.ts';
 import {
   BUCKET_NAME_RE,
   type BucketDefinition,
@@ -16,7 +23,7 @@ import {
 import { AttributeErrors } from './errors.ts';
 import type { PreparedAttribute } from './limits.ts';
 import { createOpenedValues } from './opened-values.ts';
-import { attributeBuckets, attributes } from './schema.ts';
+import { attributeBuckets } from './schema.ts';
 
 /** One bucket's part of a write: replace its set, merge into it, or delete names (null: all). */
 export type BucketWrite =
@@ -51,58 +58,25 @@ function allNow<T>(values: ReadonlyArray<T | Promise<T>>): T[] | undefined {
 /** Binds a sealed value to its place, so a value copied to another organization, bucket or key does not open. */
 const contextOf = (orgId: string, bucket: string, key: string) => `attributes:${orgId}:${bucket}:${key}`;
 
-/** The attribute values, for `secrets reseal`. */
+/** The attribute values, for `secrets reseal`: each bucket row's object of name to sealed value. */
 export const attributesSealed: SealedColumn = {
   name: 'attributes.value',
-  table: 'attributes',
-  keys: ['org_id', 'bucket', 'key'],
-  column: 'value',
-  context: (row) => contextOf(row.org_id!, row.bucket!, row.key!),
+  table: 'attribute_buckets',
+  keys: ['org_id', 'name'],
+  column: 'attributes',
+  map: true,
+  context: (row, name) => contextOf(row.org_id!, row.name!, name!),
 };
 
-// The write path's statements, of fixed text (prepared once per connection on Postgres: one round trip
-// each instead of two, and no parse and plan per write).
-
-/** Locks a standard bucket's row, made on its first write (an upsert locks the row it inserts or updates). */
-const lockFixedBucket = prepared<{ one: number }>(
-  'attributes_lock_fixed',
-  `insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at)
-   values ($1, $2, false, 1, $3, $3)
-   on conflict (org_id, name) do update set version = attribute_buckets.version + 1, updated_at = excluded.updated_at
-   returning 1 as one`,
-);
-
-/** Locks a custom bucket's row; no row: the bucket does not exist in this organization. */
-const lockCustomBucket = prepared<{ one: number }>(
-  'attributes_lock_custom',
-  `update attribute_buckets set version = version + 1, updated_at = $3
-   where org_id = $1 and name = $2 and custom returning 1 as one`,
-);
-
-const UPSERT_SENT = `up as (
-    insert into attributes (org_id, bucket, key, value, updated_at)
-    select $1, $2, k, v, $5 from unnest($3::text[], $4::text[]) as t(k, v)
-    on conflict (org_id, bucket, key) do update set value = excluded.value, updated_at = excluded.updated_at
-  )`;
-
-/** Replace: upsert the keys sent, delete the others; the bucket then holds exactly what was sent. */
-const replaceBucket = prepared<{ n: number }>(
-  'attributes_replace',
-  `with ${UPSERT_SENT},
-   gone as (delete from attributes where org_id = $1 and bucket = $2 and key <> all($3::text[]))
-   select cardinality($3::text[])::int as n`,
-);
-
 /**
- * Merge: upsert the keys sent; count the bucket afterwards. Every statement in WITH sees the snapshot
- * before any of them: the rows there, plus the keys sent that were not.
+ * Deletes names from a bucket (all of them when the names are null); no row: nothing to delete, or a
+ * custom bucket this organization lacks.
  */
-const mergeBucket = prepared<{ n: number }>(
-  'attributes_merge',
-  `with ${UPSERT_SENT}
-   select ((select count(*) from attributes where org_id = $1 and bucket = $2)
-     + (select count(*) from unnest($3::text[]) as s(k) where not exists (select 1 from attributes a
-         where a.org_id = $1 and a.bucket = $2 and a.key = s.k)))::int as n`,
+const deleteNames = prepared<{ one: number }>(
+  'attributes_delete_names',
+  `update attribute_buckets set version = version + 1, updated_at = $4,
+     attributes = case when $3::text[] is null then '{}'::jsonb else attributes - $3::text[] end
+   where org_id = $1 and name = $2 returning 1 as one`,
 );
 
 type WholeWrite = Extract<BucketWrite, { mode: 'replace' | 'merge' }>;
@@ -129,22 +103,21 @@ export function createAttributeStore(o: AttributeStoreOptions) {
   const now = () => new Date(clock.now()).toISOString();
   const p = sql.placeholder;
 
-  // Reads are the hot path: prepared once (a statement per filter combination, so each gets its own plan).
-  const selectAttributes = [false, true].map((byBucket) =>
-    [false, true].map((byKey) =>
-      storage.db
-        .select({ bucket: attributes.bucket, key: attributes.key, value: attributes.value })
-        .from(attributes)
-        .where(
-          and(
-            eq(attributes.orgId, p('org')),
-            byBucket ? sql`${attributes.bucket} = any(${p('buckets')}::text[])` : undefined,
-            byKey ? sql`${attributes.key} = any(${p('names')}::text[])` : undefined,
-          ),
-        )
-        .orderBy(attributes.bucket, attributes.key)
-        .prepare(`attributes_read_${Number(byBucket)}${Number(byKey)}`),
-    ),
+  // Reads are the hot path: prepared once (a statement for all buckets, one for some).
+  const selectRows = [false, true].map((byBucket) =>
+    storage.db
+      .select({
+        bucket: attributeBuckets.name,
+        attributes: sql<string>`${attributeBuckets.attributes}::text`,
+      })
+      .from(attributeBuckets)
+      .where(
+        and(
+          eq(attributeBuckets.orgId, p('org')),
+          byBucket ? sql`${attributeBuckets.name} = any(${p('buckets')}::text[])` : undefined,
+        ),
+      )
+      .prepare(`attribute_rows_${Number(byBucket)}`),
   );
   const selectCustom = [false, true].map((byName) =>
     storage.db
@@ -161,16 +134,9 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       .prepare(`attribute_buckets_custom_${Number(byName)}`),
   );
 
-  /**
-   * Locks the bucket's row for the rest of the transaction. A standard bucket's row is made on its first
-   * write (an upsert locks the row it inserts or updates); a custom bucket's row exists or the bucket does not.
-   */
-  async function lockBucket(tx: Transaction, orgId: string, bucket: string, at: string) {
-    if (fixed.has(bucket)) {
-      await lockFixedBucket(tx.db, orgId, bucket, at);
-      return;
-    }
-    const rows = await lockCustomBucket(tx.db, orgId, bucket, at);
+  /** Locks a custom bucket's row for the rest of the transaction; none: the bucket does not exist here. */
+  async function lockCustom(tx: Transaction, orgId: string, bucket: string, at: string) {
+    const rows = await lockCustomAlone(tx.db, arrayLiteral([orgId]), arrayLiteral([bucket]), at);
     if (rows.length === 0) throw await absent(tx, bucket);
   }
 
@@ -182,26 +148,6 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     return other.length > 0
       ? AttributeErrors.BUCKET_OF_ANOTHER_ORGANIZATION(bucket)
       : AttributeErrors.BUCKET_NOT_FOUND(bucket);
-  }
-
-  /**
-   * Writes one bucket's attributes in one statement, under the bucket's lock taken by the statement
-   * before (which, having waited for the lock, lets this one see what the previous holder committed).
-   * `replace` also deletes the keys not sent: both parts touch disjoint keys, so one snapshot serves
-   * both. Answers how many attributes the bucket holds afterwards.
-   */
-  async function writeBucket(
-    tx: Transaction,
-    orgId: string,
-    bucket: string,
-    mode: 'replace' | 'merge',
-    keys: readonly string[],
-    sealed: readonly string[],
-    at: string,
-  ): Promise<number> {
-    const statement = mode === 'replace' ? replaceBucket : mergeBucket;
-    const [row] = await statement(tx.db, orgId, bucket, keys, sealed, at);
-    return row!.n;
   }
 
   const opened = createOpenedValues(o.openedValuesBytes);
@@ -262,24 +208,18 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     at: string,
   ) {
     for (const [i, w] of writes.entries()) {
+      // A custom bucket's row exists or the bucket does not; a standard bucket's row is made by its
+      // first write. Either way the row's lock orders the writes to the bucket.
+      if (!fixed.has(w.bucket)) await lockCustom(tx, orgId, w.bucket, at);
       if (w.mode === 'delete') {
-        await lockBucket(tx, orgId, w.bucket, at);
-        await tx.query(
-          w.names === null
-            ? sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket}`
-            : sql`delete from attributes where org_id = ${orgId} and bucket = ${w.bucket} and key = any(${sql.param(w.names)}::text[])`,
-        );
+        await deleteNames(tx.db, orgId, w.bucket, w.names === null ? null : arrayLiteral(w.names), at);
         continue;
       }
-      // Awaited one after the other: the write must start, and take its snapshot, once the lock is held.
-      // (Sending both at once would save a round trip, but postgres.js does not reliably settle
-      // statements pipelined inside a transaction.)
-      await lockBucket(tx, orgId, w.bucket, at);
-      const keys = w.attributes.map((a) => a.key);
-      const n = await writeBucket(tx, orgId, w.bucket, w.mode, keys, sealed[i]!, at);
-      if (n > o.maxAttributesPerBucket)
+      const doc = JSON.stringify([writeRow(orgId, w.bucket, w.attributes, sealed[i]!)]);
+      const [row] = await writeBucketsAlone[w.mode](tx.db, doc, at);
+      if (row!.n > o.maxAttributesPerBucket)
         throw AttributeErrors.BUCKET_FULL(
-          `bucket ${w.bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
+          `bucket ${w.bucket} would hold ${row!.n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
         );
     }
   }
@@ -316,10 +256,11 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       for (const b of buckets ?? [])
         if (!fixed.has(b) && !BUCKET_NAME_RE.test(b)) throw AttributeErrors.BUCKET_NOT_FOUND(b);
       // Whole buckets (the common read) are batched with other requests' reads; the rest is read alone.
-      const rows: AttributeRow[] =
-        buckets && !names && isUuid(orgId)
+      const rows: BucketRow[] =
+        buckets && isUuid(orgId)
           ? await reads.read(orgId.toLowerCase(), buckets)
-          : await selectAttributes[buckets ? 1 : 0]![names ? 1 : 0]!.execute({ org: orgId, buckets, names });
+          : await selectRows[buckets ? 1 : 0]!.execute({ org: orgId, buckets });
+      const wanted = names ? new Set(names) : null;
       const customs = buckets ? buckets.filter((b) => !fixed.has(b)) : null;
       const found =
         customs?.length === 0
@@ -334,16 +275,21 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         const list = out.get(row.bucket);
         // Rows of a bucket the deployment no longer declares, or deleted meanwhile, are not shown.
         if (!list) continue;
-        const entry: [string, unknown] = [row.key, null];
-        list.push(entry);
-        const plaintext = plaintextOf(orgId, row.bucket, row.key, row.value);
-        if (typeof plaintext === 'string') entry[1] = JSON.parse(plaintext);
-        else
-          pending.push(
-            plaintext.then((text) => {
-              entry[1] = JSON.parse(text);
-            }),
-          );
+        // JSON.parse defines own properties, so a name such as `__proto__` reads back as a name.
+        const sealedByName: Record<string, string> = JSON.parse(row.attributes);
+        for (const key of Object.keys(sealedByName).sort()) {
+          if (wanted && !wanted.has(key)) continue;
+          const entry: [string, unknown] = [key, null];
+          list.push(entry);
+          const plaintext = plaintextOf(orgId, row.bucket, key, sealedByName[key]!);
+          if (typeof plaintext === 'string') entry[1] = JSON.parse(plaintext);
+          else
+            pending.push(
+              plaintext.then((text) => {
+                entry[1] = JSON.parse(text);
+              }),
+            );
+        }
       }
       if (pending.length > 0) await Promise.all(pending);
       return out;
@@ -393,7 +339,6 @@ export function createAttributeStore(o: AttributeStoreOptions) {
           sql`delete from attribute_buckets where org_id = ${orgId} and name = ${name} and custom returning 1`,
         );
         if (gone.length === 0) throw await absent(tx, name);
-        await tx.query(sql`delete from attributes where org_id = ${orgId} and bucket = ${name}`);
       });
     },
   };

@@ -260,7 +260,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         expect((await call('GET', RW, as(i))).json.result).toEqual({ ok: i });
       }
       const stray = await service().service.ctx.storage.query(
-        sql`select 1 from attributes where bucket = 'nowhere_at_all'`,
+        sql`select 1 from attribute_buckets where name = 'nowhere_at_all'`,
       );
       expect(stray).toEqual([]);
     });
@@ -275,7 +275,7 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
       await expectStatus(await deleted, 204);
       for (const s of statuses) expect([204, 404]).toContain(s);
       const rows = await service().service.ctx.storage.query(
-        sql`select key from attributes where org_id = ${service().org.id} and bucket = 'racing'`,
+        sql`select 1 from attribute_buckets where org_id = ${service().org.id} and name = 'racing'`,
       );
       expect(rows).toEqual([]);
     });
@@ -285,18 +285,24 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
     it('stores no value in clear, and a sealed value copied to another key or organization does not open', async () => {
       const t = service();
       await call('PUT', RW, { body: { card: '4111-1111-1111-1111', other: 'x' } });
-      const rows = await t.service.ctx.storage.query<{ key: string; value: string }>(
-        sql`select key, value from attributes where org_id = ${t.org.id} and bucket = 'end_user_read_write' order by key`,
+      const bucketRow = sql`org_id = ${t.org.id} and name = 'end_user_read_write'`;
+      const [stored] = await t.service.ctx.storage.query<{ attributes: string }>(
+        sql`select attributes::text as attributes from attribute_buckets where ${bucketRow}`,
       );
-      expect(rows.map((r) => r.key)).toEqual(['card', 'other']);
-      for (const row of rows) {
-        expect(row.value).toStartWith('sb1.');
-        expect(row.value).not.toContain('4111');
+      const sealed: Record<string, string> = JSON.parse(stored!.attributes);
+      expect(Object.keys(sealed).sort()).toEqual(['card', 'other']);
+      for (const value of Object.values(sealed)) {
+        expect(value).toStartWith('sb1.');
+        expect(value).not.toContain('4111');
       }
-      // Move card's sealed value under the key `other`: bound to its key, it no longer opens.
-      await t.service.ctx.storage.query(
-        sql`update attributes set value = ${rows[0]!.value} where org_id = ${t.org.id} and bucket = 'end_user_read_write' and key = 'other'`,
-      );
+      expect(stored!.attributes).not.toContain('4111');
+      const card = sealed.card!;
+      const setAtRest = (values: Record<string, string>) =>
+        t.service.ctx.storage.query(
+          sql`update attribute_buckets set attributes = ${JSON.stringify(values)}::jsonb where ${bucketRow}`,
+        );
+      // Move card's sealed value under the name `other`: bound to its name, it no longer opens.
+      await setAtRest({ card, other: card });
       const r = await call('GET', `${RW}?attributes=other`);
       await expectStatus(r, 500);
       expect(r.json.errors[0].message).toBe(
@@ -306,17 +312,16 @@ export function attributesConcurrency(label: string, o: AttributesSuiteOptions, 
         card: '4111-1111-1111-1111',
       });
       // Read (and so kept opened in memory) a moment ago, then altered at rest: refused all the same.
-      const flipped = rows[0]!.value.at(-2) === 'A' ? 'B' : 'A';
-      const altered = `${rows[0]!.value.slice(0, -2)}${flipped}${rows[0]!.value.at(-1)}`;
-      await t.service.ctx.storage.query(
-        sql`update attributes set value = ${altered} where org_id = ${t.org.id} and bucket = 'end_user_read_write' and key = 'card'`,
-      );
+      const flipped = card.at(-2) === 'A' ? 'B' : 'A';
+      const altered = `${card.slice(0, -2)}${flipped}${card.at(-1)}`;
+      await setAtRest({ card: altered, other: sealed.other! });
       await expectStatus(await call('GET', `${RW}?attributes=card`), 500);
       await expectStatus(await call('GET', RW), 500);
-      // Nor under the same bucket and key of another organization.
+      // Nor under the same bucket and name of another organization.
       const other = await t.service.ctx.orgs.create('Thief');
       await t.service.ctx.storage.query(
-        sql`insert into attributes (org_id, bucket, key, value, updated_at) values (${other.organization.id}, 'end_user_read_write', 'card', ${rows[0]!.value}, now())`,
+        sql`insert into attribute_buckets (org_id, name, custom, version, created_at, updated_at, attributes)
+          values (${other.organization.id}, 'end_user_read_write', false, 1, now(), now(), ${JSON.stringify({ card })}::jsonb)`,
       );
       const stolen = await call('GET', RW, { orgId: other.organization.id, key: other.apiKey });
       await expectStatus(stolen, 500);
