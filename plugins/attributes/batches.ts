@@ -159,12 +159,12 @@ export function createBucketReads(storage: Storage) {
 }
 
 /**
- * Whole-bucket writes of concurrent requests in one transaction: BEGIN, COMMIT and each statement's
- * overhead are paid once for the batch, whose statements each serve all its requests.
- * A request that finds a slot free is written at once, alone, as without batching; requests that
+ * Whole-bucket writes of concurrent requests together: replaces of standard buckets in one statement,
+ * anything else in one transaction, whose statements each serve all its requests (a statement's
+ * overhead, and BEGIN and COMMIT, are paid once for the batch). A request that finds a slot free is written at once, alone, as without batching; requests that
  * arrive while every slot is busy (one on PGlite, a few on a pool) form the next batch.
  *
- * A request's buckets are locked and written in the batch's statements; a request that touches a
+ * A request's buckets are written in the batch's statements; a request that touches a
  * bucket an earlier one in the batch touched goes in a later round, so writes to one bucket still apply
  * in order. When anything in a batch fails (a custom bucket missing, a bucket over its limit, a row
  * lock held elsewhere past LOCK_TIMEOUT_MS on a pool), each of its requests is written alone with

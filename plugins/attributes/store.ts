@@ -94,9 +94,10 @@ const customBucket = (name: string, endUserPermissions: EndUserPermissions): Buc
 });
 
 /**
- * Data access for attribute buckets. Every write runs in one transaction that first locks the row of
- * each bucket it touches (in name order, so two multi-bucket writes cannot deadlock): writes to a bucket
- * follow one another, a PUT leaves exactly its own set, and a failure anywhere leaves nothing written.
+ * Data access for attribute buckets, a row each holding its attributes. A request's writes are one
+ * statement or one transaction, writing each bucket's row in name order (so two multi-bucket writes
+ * cannot deadlock): writes to a bucket follow one another on the row's lock, a PUT leaves exactly its
+ * own set, and a failure anywhere leaves nothing written.
  */
 export function createAttributeStore(o: AttributeStoreOptions) {
   const { storage, secrets, clock, fixed } = o;
