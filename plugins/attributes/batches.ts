@@ -3,7 +3,7 @@ import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
 import { arrayLiteral, prepared } from '../../core/db/prepared.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import type { PreparedAttribute } from './limits.ts';
+import { type PreparedAttribute, utf8Bytes } from './limits.ts';
 
 /** A bucket's row as reads give it: its attributes as the JSON text of name to sealed value. */
 export interface BucketRow {
@@ -18,11 +18,12 @@ export interface BucketsWrite {
   sealed: ReadonlyArray<readonly string[]>;
 }
 
-/** A bucket written, and how many attributes it holds afterwards. */
+/** A bucket merged into, and what it holds afterwards: attributes, and bytes as stored (its JSON text). */
 export interface Written {
   o: string;
   b: string;
   n: number;
+  bytes: number;
 }
 
 // A write is one row a bucket: the bucket's attributes, name to sealed value, sent as one JSON document
@@ -55,9 +56,9 @@ const lockCustomAlone = prepared<{ one: number }>('attributes_lock_custom_one', 
 
 /**
  * Writes buckets: each row made on a standard bucket's first write, or updated (a custom bucket's row
- * exists, locked by the statement before). `replace` sets the attributes sent, `merge` adds them to the
- * bucket's. Rows are written in the order sent, so two batches lock them in one order. Answers each
- * bucket's count of attributes afterwards.
+ * exists, locked by the statement before). `replace` sets the attributes sent (their count and size
+ * are checked before), `merge` adds them to the bucket's and answers what each bucket then holds. Rows
+ * are written in the order sent, so two batches lock them in one order.
  */
 const writeStatement = (mode: 'replace' | 'merge', timeout: string) =>
   `insert into attribute_buckets as t (org_id, name, custom, version, created_at, updated_at, attributes)
@@ -66,7 +67,13 @@ const writeStatement = (mode: 'replace' | 'merge', timeout: string) =>
    on conflict (org_id, name) do update set
      attributes = ${mode === 'replace' ? 'excluded.attributes' : 't.attributes || excluded.attributes'},
      version = t.version + 1, updated_at = excluded.updated_at
-   returning t.org_id::text as o, t.name as b, (select count(*) from jsonb_object_keys(t.attributes))::int as n`;
+   ${
+     mode === 'merge'
+       ? `returning t.org_id::text as o, t.name as b,
+            (select count(*) from jsonb_object_keys(t.attributes))::int as n,
+            octet_length(t.attributes::text)::int as bytes`
+       : ''
+   }`;
 const writeBuckets = {
   replace: prepared<Written>('attributes_replace_many', writeStatement('replace', SET_LOCK_TIMEOUT)),
   merge: prepared<Written>('attributes_merge_many', writeStatement('merge', SET_LOCK_TIMEOUT)),
@@ -89,6 +96,17 @@ const selectBuckets = prepared<BucketRow & { org_id: string }>(
    from ${PAIRS('$1', '$2')}, lateral (select org_id, name, attributes from attribute_buckets
      where org_id = r.o and name = r.b offset 0) a`,
 );
+
+/**
+ * The size of a bucket's attributes as stored: the length in bytes of their JSON text as Postgres
+ * writes it (`{"name": "sealed", ...}`), which `octet_length(attributes::text)` measures.
+ */
+export function storedBytes(attrs: readonly PreparedAttribute[], sealed: readonly string[]): number {
+  let bytes = 2;
+  for (const [j, a] of attrs.entries())
+    bytes += (j > 0 ? 2 : 0) + utf8Bytes(JSON.stringify(a.key)) + 2 + sealed[j]!.length + 2;
+  return bytes;
+}
 
 /** A bucket's part of a write document: its attributes as name to sealed value. */
 export function writeRow(
@@ -175,6 +193,7 @@ export function createBatchedWrites(o: {
   storage: Storage;
   fixed: ReadonlyMap<string, unknown>;
   maxAttributesPerBucket: number;
+  maxBucketBytes: number;
   now: () => string;
   writeOne: (tx: Transaction, item: BucketsWrite, at: string) => Promise<void>;
 }) {
@@ -205,8 +224,8 @@ export function createBatchedWrites(o: {
     }
     if (docs.replace.length) await writeBuckets.replace(tx.db, JSON.stringify(docs.replace), at);
     if (docs.merge.length) {
-      const counts = await writeBuckets.merge(tx.db, JSON.stringify(docs.merge), at);
-      if (counts.some((c) => c.n > o.maxAttributesPerBucket))
+      const merged = await writeBuckets.merge(tx.db, JSON.stringify(docs.merge), at);
+      if (merged.some((c) => c.n > o.maxAttributesPerBucket || c.bytes > o.maxBucketBytes))
         throw new Error('a bucket of the batch would pass its limit');
     }
   }

@@ -19,6 +19,12 @@ export interface AttributesOptions {
   buckets?: DeclaredBucket[];
   /** Attributes one bucket may hold, 1 to 10,000; a request carries at most 1,000 or this many. @default 1000 */
   maxAttributesPerBucket?: number;
+  /**
+   * Bytes one bucket's attributes may take as stored: their names and sealed values as JSON text (a
+   * sealed value is about 4/3 of its JSON, plus 40 bytes). A bucket is one row, and Postgres holds at
+   * most 255 MiB in one JSON value: 1,024 to 240 MiB. @default 128 MiB (1,000 values of 64 KiB fit)
+   */
+  maxBucketBytes?: number;
   /** Custom buckets one organization may create. @default 100 */
   maxCustomBuckets?: number;
   /**
@@ -29,6 +35,11 @@ export interface AttributesOptions {
 }
 
 export { type AttributeStoreApi, attributeStore };
+
+/** A bucket's attributes as stored, by default: 1,000 values of 64 KiB, sealed, fit. */
+const DEFAULT_MAX_BUCKET_BYTES = 128 * 1024 * 1024;
+/** Below the 255 MiB that Postgres holds in one JSON value, with room for its own framing. */
+const MAX_BUCKET_BYTES = 240 * 1024 * 1024;
 
 const positive = (name: string, n: number, max: number) => {
   if (!Number.isInteger(n) || n < 1 || n > max)
@@ -57,6 +68,11 @@ export const attributes = (options: AttributesOptions = {}) => {
     perRequest: Math.max(MAX_ATTRIBUTES_PER_REQUEST, maxAttributesPerBucket),
   };
   const maxCustomBuckets = positive('maxCustomBuckets', options.maxCustomBuckets ?? 100, 10_000);
+  const maxBucketBytes = options.maxBucketBytes ?? DEFAULT_MAX_BUCKET_BYTES;
+  if (!Number.isInteger(maxBucketBytes) || maxBucketBytes < 1024 || maxBucketBytes > MAX_BUCKET_BYTES)
+    throw new Error(
+      `attributes: maxBucketBytes must be an integer from 1024 to ${MAX_BUCKET_BYTES} (got ${maxBucketBytes})`,
+    );
   const openedValuesBytes = options.openedValuesBytes ?? DEFAULT_OPENED_VALUES_BYTES;
   if (!Number.isInteger(openedValuesBytes) || openedValuesBytes < 0 || openedValuesBytes > 2 ** 32)
     throw new Error(
@@ -73,6 +89,7 @@ export const attributes = (options: AttributesOptions = {}) => {
         clock: ctx.clock,
         fixed,
         maxAttributesPerBucket,
+        maxBucketBytes,
         maxCustomBuckets,
         openedValuesBytes,
       });

@@ -11,6 +11,7 @@ import {
   createBatchedWrites,
   createBucketReads,
   lockCustomAlone,
+  storedBytes,
   writeBucketsAlone,
   writeRow,
 } from './batches.ts';
@@ -40,6 +41,8 @@ export interface AttributeStoreOptions {
   /** Buckets every organization has (standard and declared), by name. */
   fixed: ReadonlyMap<string, BucketDefinition>;
   maxAttributesPerBucket: number;
+  /** Bytes a bucket's attributes may take as stored (names and sealed values, as JSON text). */
+  maxBucketBytes: number;
   maxCustomBuckets: number;
   /** Bytes of opened values kept in memory, so a value read again is not opened again; 0: none. */
   openedValuesBytes?: number;
@@ -217,12 +220,22 @@ export function createAttributeStore(o: AttributeStoreOptions) {
         continue;
       }
       const doc = JSON.stringify([writeRow(orgId, w.bucket, w.attributes, sealed[i]!)]);
-      const [row] = await writeBucketsAlone[w.mode](tx.db, doc, at);
-      if (row!.n > o.maxAttributesPerBucket)
-        throw AttributeErrors.BUCKET_FULL(
-          `bucket ${w.bucket} would hold ${row!.n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
-        );
+      const [merged] = await writeBucketsAlone[w.mode](tx.db, doc, at);
+      // A replace was checked before the transaction; a merge is checked with what the bucket held.
+      if (merged) checkBucket(w.bucket, merged.n, merged.bytes);
     }
+  }
+
+  /** Refuses a bucket that would hold more attributes, or more bytes of them as stored, than it may. */
+  function checkBucket(bucket: string, n: number, bytes: number) {
+    if (n > o.maxAttributesPerBucket)
+      throw AttributeErrors.BUCKET_FULL(
+        `bucket ${bucket} would hold ${n} attributes; the limit is ${o.maxAttributesPerBucket} a bucket`,
+      );
+    if (bytes > o.maxBucketBytes)
+      throw AttributeErrors.BUCKET_FULL(
+        `bucket ${bucket} would hold ${bytes} bytes of sealed attributes; the limit is ${o.maxBucketBytes} bytes a bucket`,
+      );
   }
 
   // Whole-bucket writes and reads of concurrent requests share statements (batches.ts).
@@ -230,6 +243,7 @@ export function createAttributeStore(o: AttributeStoreOptions) {
     storage,
     fixed,
     maxAttributesPerBucket: o.maxAttributesPerBucket,
+    maxBucketBytes: o.maxBucketBytes,
     now,
     writeOne,
   });
@@ -244,6 +258,9 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       const sorted = [...writes].sort(lockOrder);
       const sealing = sorted.map((w) => (w.mode === 'delete' ? [] : seal(orgId, w.bucket, w.attributes)));
       const sealed = allNow(sealing) ?? (await Promise.all(sealing));
+      for (const [i, w] of sorted.entries())
+        if (w.mode === 'replace')
+          checkBucket(w.bucket, w.attributes.length, storedBytes(w.attributes, sealed[i]!));
       if (isUuid(orgId) && sorted.every(isWhole)) return batched.write({ orgId, writes: sorted, sealed });
       await storage.transaction((tx) => writeOne(tx, { orgId, writes: sorted, sealed }, now()));
     },

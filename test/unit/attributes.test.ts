@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import { storedBytes } from '../../plugins/attributes/batches.ts';
 import { attributes } from '../../plugins/attributes/index.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -120,5 +121,58 @@ describe('the attributes plugin', () => {
     expect(() => attributes({ maxAttributesPerBucket: 0 })).toThrow(
       'maxAttributesPerBucket must be an integer',
     );
+    expect(() => attributes({ maxBucketBytes: 1023 })).toThrow(
+      'maxBucketBytes must be an integer from 1024 to 251658240 (got 1023)',
+    );
+    expect(() => attributes({ maxBucketBytes: 240 * 1024 * 1024 + 1 })).toThrow('maxBucketBytes must be');
+  });
+});
+
+describe('the size of a bucket (maxBucketBytes)', () => {
+  let t: TestService;
+  const RW = '/organizations/attributes/end_user_read_write';
+  const stored = async () => {
+    const [row] = await t.service.ctx.storage.query<{ bytes: number; attributes: string }>(
+      sql`select octet_length(attributes::text)::int as bytes, attributes::text as attributes
+        from attribute_buckets where org_id = ${t.org.id} and name = 'end_user_read_write'`,
+    );
+    return row!;
+  };
+  beforeAll(async () => {
+    t = await startTestService({ definition: { plugins: [attributes({ maxBucketBytes: 2048 })] } });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('counts a bucket as Postgres stores it, names escaped, and refuses a write past it with nothing written', async () => {
+    // Names that JSON escapes (a quote, a backslash, a tab, a control character) or writes as UTF-8.
+    const names = ['plain', 'quo"te', 'back\\slash', 'tab\there', 'bell\u0007', 'é€😀', '\u2028'];
+    const body = Object.fromEntries(names.map((n, i) => [n, 'v'.repeat(10 * i)]));
+    await expectStatus(await t.call('PUT', RW, { body }), 204);
+    const before = await stored();
+    // The sealed values as stored, measured by the same rule the service applies before a write.
+    const sealed: Record<string, string> = JSON.parse(before.attributes);
+    const prepared = Object.keys(sealed).map((key) => ({ key, json: '' }));
+    expect(storedBytes(prepared, Object.values(sealed))).toBe(before.bytes);
+
+    // A PUT past the limit: 400, and the bucket as it was.
+    const big = { a: 'x'.repeat(900), b: 'y'.repeat(900) };
+    const refused = await t.call('PUT', RW, { body: big });
+    await expectStatus(refused, 400);
+    expect(refused.json.errors[0].message).toMatch(
+      /^bucket end_user_read_write would hold \d+ bytes of sealed attributes; the limit is 2048 bytes a bucket$/,
+    );
+    expect(await stored()).toEqual(before);
+    // A PATCH that takes the bucket past it: refused too, after seeing what the bucket holds.
+    const patched = await t.call('PATCH', RW, { body: { more: 'z'.repeat(1000) } });
+    await expectStatus(patched, 400);
+    expect(patched.json.errors[0].message).toContain('the limit is 2048 bytes a bucket');
+    expect(await stored()).toEqual(before);
+    // Under the limit both go through.
+    await expectStatus(await t.call('PATCH', RW, { body: { more: 'z'.repeat(100) } }), 204);
+    expect((await t.call('GET', `${RW}?attributes=more`)).json.result).toEqual({ more: 'z'.repeat(100) });
+    await expectStatus(await t.call('PUT', RW, { body: { a: 'x'.repeat(900) } }), 204);
+    expect(Object.keys((await t.call('GET', RW)).json.result)).toEqual(['a']);
   });
 });
