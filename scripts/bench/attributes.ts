@@ -191,6 +191,12 @@ export async function benchAttributes(o: AttributesBenchOptions): Promise<string
       await rate(() => pg.request('PUT', 0, BODY), o.inflight, ms),
       pgUpsert,
     );
+    // A merge reads what the bucket holds to add to it and count it: one transaction a batch.
+    add(
+      `PATCH on Postgres, ${o.inflight} in flight, a bucket each`,
+      await rate((w) => pg.request('PATCH', w, BODY), o.inflight, ms),
+      pgUpsert,
+    );
     add(
       `GET on Postgres, ${o.inflight} in flight`,
       await rate((w) => pg.request('GET', w), o.inflight, ms),
