@@ -102,8 +102,6 @@ async function resealMap(
     stale++;
   }
   if (stale === 0) return undefined;
-  return {
-    text: `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`,
-    values: stale,
-  };
+  // Object.fromEntries defines own properties too, so JSON.stringify writes `__proto__` back as a name.
+  return { text: JSON.stringify(Object.fromEntries(entries)), values: stale };
 }

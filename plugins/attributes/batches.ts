@@ -52,7 +52,10 @@ const lockCustomBuckets = prepared<{ one: number }>(
   'attributes_lock_custom_many',
   lockCustom(SET_LOCK_TIMEOUT),
 );
-const lockCustomAlone = prepared<{ one: number }>('attributes_lock_custom_one', lockCustom(NO_LOCK_TIMEOUT));
+export const lockCustomAlone = prepared<{ one: number }>(
+  'attributes_lock_custom_one',
+  lockCustom(NO_LOCK_TIMEOUT),
+);
 
 /**
  * Writes buckets: each row made on a standard bucket's first write, or updated (a custom bucket's row
@@ -83,7 +86,6 @@ export const writeBucketsAlone = {
   replace: prepared<Written>('attributes_replace_alone', writeStatement('replace', NO_LOCK_TIMEOUT)),
   merge: prepared<Written>('attributes_merge_alone', writeStatement('merge', NO_LOCK_TIMEOUT)),
 };
-export { lockCustomAlone };
 
 /** The rows of the given (organization, bucket) pairs, in one statement: one snapshot. */
 const selectBuckets = prepared<BucketRow & { org_id: string }>(
@@ -115,13 +117,8 @@ export function writeRow(
   attrs: readonly PreparedAttribute[],
   sealed: readonly string[],
 ) {
-  const a: Record<string, string> = {};
-  // Defined as own properties: a name such as `__proto__` is a name like any other.
-  for (const [j, attr] of attrs.entries()) {
-    if (attr.key === '__proto__')
-      Object.defineProperty(a, attr.key, { value: sealed[j], enumerable: true, writable: true });
-    else a[attr.key] = sealed[j]!;
-  }
+  // Object.fromEntries defines own properties: a name such as `__proto__` is a name like any other.
+  const a: Record<string, string> = Object.fromEntries(attrs.map((attr, j) => [attr.key, sealed[j]!]));
   return { o: orgId, b: bucket, a };
 }
 
