@@ -19,6 +19,10 @@ export function pathOf(on: string, path: IssueLike['path']): string {
   return out;
 }
 
+/** Valibot's words for a required member that is absent, said as the rule it broke. */
+const MISSING_KEY = /^Invalid key: Expected "[^"]*" but received undefined$/;
+const ruleOf = (message: string) => (MISSING_KEY.test(message) ? 'is required' : message);
+
 /** How many problems one message lists; the rest are counted. */
 export const MAX_LISTED_ISSUES = 10;
 
@@ -27,7 +31,7 @@ export function formatIssues(on: string, issues: readonly IssueLike[]): string {
   const seen = new Set<string>();
   const lines: string[] = [];
   for (const issue of issues) {
-    const line = `${pathOf(on, issue.path)}: ${issue.message}`;
+    const line = `${pathOf(on, issue.path)}: ${ruleOf(issue.message)}`;
     if (seen.has(line)) continue;
     seen.add(line);
     if (lines.length < MAX_LISTED_ISSUES) lines.push(line);
