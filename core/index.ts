@@ -116,6 +116,7 @@ export {
   pageResponse,
   readForm,
 } from './http/hosted-page.ts';
+export { optionalJson, refuseArrayBody } from './http/object-body.ts';
 export { requestLogFields, setRequestOrg } from './http/request-facts.ts';
 export {
   type OrganizationSettingsRoutes,

@@ -40,6 +40,7 @@ async function buffered(request: Request, body: ReadableStream, timeoutMs: numbe
   });
   try {
     const bytes = await Promise.race([request.arrayBuffer(), stalled]);
+    if (bytes.byteLength === 0) return { request: bodiless(request), settle: nothing };
     // No signal: the body has arrived whole, and reading `signal` makes the runtime build one per request.
     const admitted = new Request(request.url, {
       method: request.method,
@@ -53,10 +54,53 @@ async function buffered(request: Request, body: ReadableStream, timeoutMs: numbe
 }
 
 /**
+ * The request with no body at all. Runtimes differ on a request that sends none: Bun hands over a null
+ * body, Node's and Deno's servers an empty stream, which a JSON route would then fail to parse (a
+ * DELETE sent with `content-type: application/json` and nothing else answered 400 there, 204 on Bun).
+ * An empty body is no body, on every runtime.
+ */
+function bodiless(request: Request): Request {
+  return new Request(request.url, { method: request.method, headers: request.headers });
+}
+
+/**
+ * A body of undeclared length (chunked, or a request a runtime built without a length) with its first
+ * chunk read, within `timeoutMs`: none at all means no body. Answers the body to stream on, or null.
+ */
+async function firstChunk(body: ReadableStream<Uint8Array>, timeoutMs: number) {
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void reader.cancel().catch(nothing);
+      reject(timedOut(timeoutMs));
+    }, timeoutMs);
+  });
+  try {
+    const first = await Promise.race([reader.read(), stalled]);
+    if (first.done) return null;
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(first.value);
+      },
+      async pull(controller) {
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Puts a request body under its rules: a declared length above the limit is refused at once (and one
  * that is not a decimal number of bytes is a 400); a stream that passes the limit errors, and a body
  * still incomplete after `timeoutMs` errors too. Those errors reach the error handler as 413 and 408.
- * A small declared body is read whole first (a promise, which rejects with the 408 when it stalls).
+ * A small declared body is read whole first, and a body of undeclared length has its first chunk read
+ * (each a promise, which rejects with the 408 when it stalls); an empty one leaves the request bodiless.
  */
 export function admitBody(request: Request, rules: BodyRules): AdmittedRequest | Promise<AdmittedRequest> {
   const { limit, timeoutMs } = rules;
@@ -71,10 +115,27 @@ export function admitBody(request: Request, rules: BodyRules): AdmittedRequest |
   if (!request.body) return { request, settle: nothing };
   if (declared !== null && Number(declared) <= BUFFERED_BODY_MAX)
     return buffered(request, request.body, timeoutMs);
+  if (declared === null) {
+    const started = performance.now();
+    return firstChunk(request.body, timeoutMs).then((body) =>
+      body === null
+        ? { request: bodiless(request), settle: nothing }
+        : counting(request, body, {
+            limit,
+            timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
+          }),
+    );
+  }
+  return counting(request, request.body, rules);
+}
+
+/** The request with its body streamed through a counter: past `limit` bytes or `timeoutMs` it errors. */
+function counting(request: Request, body: ReadableStream<Uint8Array>, rules: BodyRules): AdmittedRequest {
+  const { limit, timeoutMs } = rules;
   let seen = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const settle = () => clearTimeout(timer);
-  const counted = request.body.pipeThrough(
+  const counted = body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       start(controller) {
         timer = setTimeout(() => controller.error(timedOut(timeoutMs)), timeoutMs);

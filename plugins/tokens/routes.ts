@@ -5,7 +5,7 @@ import type { InvalidReason, TokenIssuer } from '../../core/capabilities/token-i
 import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
+import { optionalJson, refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
@@ -21,7 +21,7 @@ const TokenBody = v.object({
   ),
 });
 
-const MintBody = v.optional(
+const MintBody = v.nullish(
   v.object({
     custom_claims: v.optional(
       v.pipe(
@@ -106,7 +106,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
       {
         apiKey: true,
         headers: consistencyHeaders(names),
-        parse: 'json',
+        parse: optionalJson,
         transform: refuseArrayBody,
         body: MintBody,
         response: { 201: resultOf(v.string()), ...errorResponses, ...writeErrorResponses },

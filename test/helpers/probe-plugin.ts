@@ -76,6 +76,16 @@ export const probePlugin = (state: { started: number; stopped: number } = { star
             return ok(rows[0] ?? null);
           },
           { apiKey: true },
+        )
+        .delete(
+          '/probe/items/:name',
+          async ({ params, request, set }) => {
+            await consistentWrite(request, ctx.headers, () =>
+              ctx.storage.query(sql`delete from probe_items where name = ${params.name}`),
+            );
+            set.status = 204;
+          },
+          { apiKey: true, detail: { summary: 'Delete a probe item', tags: ['Probe'] } },
         );
       return { routes, workers: [worker] };
     },

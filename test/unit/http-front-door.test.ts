@@ -83,6 +83,67 @@ describe('declared lengths', () => {
   });
 });
 
+describe('empty bodies', () => {
+  // Node's and Deno's servers hand a request that sent no body over with an empty stream, Bun with none.
+  const emptyStream = () => new ReadableStream({ start: (c) => c.close() });
+  const headers = () => ({
+    [t.service.ctx.headers.orgId]: t.org.id,
+    [t.service.ctx.headers.apiKey]: t.apiKey,
+    'content-type': 'application/json',
+  });
+
+  it('are no body: a DELETE sent with a JSON content-type and nothing else succeeds', async () => {
+    const url = 'http://localhost/probe/items/gone';
+    for (const init of [
+      { method: 'DELETE', headers: headers(), body: emptyStream(), duplex: 'half' },
+      {
+        method: 'DELETE',
+        headers: { ...headers(), 'content-length': '0' },
+        body: emptyStream(),
+        duplex: 'half',
+      },
+      { method: 'DELETE', headers: headers() },
+    ]) {
+      const res = await t.service.fetch(new Request(url, init as RequestInit));
+      expect({ status: res.status, text: await res.text() }).toEqual({ status: 204, text: '' });
+    }
+  });
+
+  it('leave a route that needs a body its own message', async () => {
+    const res = await t.service.fetch(
+      new Request('http://localhost/probe/items', {
+        method: 'POST',
+        headers: headers(),
+        body: emptyStream(),
+        duplex: 'half',
+      } as RequestInit),
+    );
+    const text = await res.text();
+    expect({ status: res.status, text }).toMatchObject({ status: 400 });
+    expect(text).toContain('body');
+  });
+
+  it('still stream a body of undeclared length through the limit', async () => {
+    const chunks = ['{"name":', '"streamed"}'];
+    const body = new ReadableStream({
+      start(c) {
+        for (const s of chunks) c.enqueue(new TextEncoder().encode(s));
+        c.close();
+      },
+    });
+    const res = await t.service.fetch(
+      new Request('http://localhost/probe/items', {
+        method: 'POST',
+        headers: headers(),
+        body,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    const text = await res.text();
+    expect({ status: res.status, text }).toMatchObject({ status: 201 });
+  });
+});
+
 describe('JSON bodies', () => {
   const nested = (depth: number) => `${'['.repeat(depth - 1)}{"name":"deep"}${']'.repeat(depth - 1)}`;
 

@@ -94,6 +94,32 @@ describe('POST /persons/{person_id}/mint-token', () => {
     expect(res.text).toContain('custom_claims');
   });
 
+  it('takes a request without a body, or with an empty one, as no custom claims', async () => {
+    const person = await t.persons.addPerson();
+    const headers = {
+      [t.service.ctx.headers.orgId]: t.org.id,
+      [t.service.ctx.headers.apiKey]: t.apiKey,
+      'content-type': 'application/json',
+    };
+    const url = `${t.url}/persons/${person.personId}/mint-token`;
+    // Over HTTP with nothing sent, and as Node's and Deno's servers hand such a request over: an empty stream.
+    const empty = new ReadableStream({ start: (c) => c.close() });
+    for (const res of [
+      await fetch(url, { method: 'POST', headers }),
+      await fetch(url, { method: 'POST', headers: { ...headers, 'content-length': '0' }, body: '' }),
+      await t.service.fetch(
+        new Request(url, { method: 'POST', headers, body: empty, duplex: 'half' } as RequestInit),
+      ),
+    ]) {
+      const text = await res.text();
+      expect({ status: res.status, text }).toMatchObject({ status: 201 });
+      expect(decodeJwt(JSON.parse(text).result).authenticated_methods).toEqual(['api']);
+    }
+    // A body that is there must still be JSON.
+    const bad = await fetch(url, { method: 'POST', headers, body: '{' });
+    expect({ status: bad.status, text: await bad.text() }).toMatchObject({ status: 400 });
+  });
+
   it('answers 404 for an unknown person and for a person of another organization', async () => {
     await expectStatus(await mint(crypto.randomUUID()), 404);
     const other = await t.service.ctx.orgs.create('Other');
