@@ -5,6 +5,7 @@ import { createHookRegistry, hooksOf } from './contract/hooks.ts';
 import { readSettings } from './contract/settings.ts';
 import { migrate } from './db/migrate.ts';
 import { resealColumn, type SealedColumn } from './db/reseal.ts';
+import { describeFailures, sampleSealed } from './db/sealed-check.ts';
 import { createEventPublisher } from './events/publisher.ts';
 import { healthRoutes } from './health.ts';
 import { createHttpApp } from './http/app.ts';
@@ -241,6 +242,17 @@ export async function composeService(options: ComposeOptions) {
         });
     }
   }
+
+  // A MASTER_KEY that opens none of the secrets already stored stops start-up here, with one message,
+  // rather than fail each request that reads a secret later (a 500 on an attribute, a delivery without
+  // its custom headers, a token key that does not load).
+  const sample = await sampleSealed(ports.storage, ports.secrets, sealed);
+  if (sample.failed.length > 0 && sample.opened === 0)
+    throw new ConfigError([
+      `MASTER_KEY does not open the secrets this database holds (${describeFailures(sample.failed)}): start with the MASTER_KEY that sealed them; during a rotation, list the new key first and the old one after it`,
+    ]);
+  if (sample.failed.length > 0)
+    log.warn('stored secrets that do not open', { detail: describeFailures(sample.failed) });
 
   const door = frontDoor((request) => app.handle(request), {
     bodyLimit: config.bodyLimit,
