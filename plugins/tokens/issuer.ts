@@ -7,6 +7,7 @@ import type { CounterSeries } from '../../core/metrics/types.ts';
 import type { PluginContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
+import { ID_TOKEN_CLAIMS } from '../../core/tokens/reserved-claims.ts';
 import { collectServiceClaims } from '../../core/tokens/service-claims.ts';
 import { forbiddenClaim } from './claims.ts';
 import { TokenErrors } from './errors.ts';
@@ -43,19 +44,6 @@ function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
 /** Events need an address; a request of unknown origin (a test, an in-process call) gives the unspecified one. */
 const UNKNOWN_ADDRESS = '0.0.0.0';
 
-/**
- * The claims an ID token carries beyond an identity token's (OpenID Connect Core §2): the issuer sets
- * them from the authentication request, so neither a caller nor a hook may.
- */
-export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
-  'azp',
-  'nonce',
-  'auth_time',
-  'at_hash',
-  'c_hash',
-  'acr',
-  'amr',
-]);
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 /** OpenID Connect's ID token claims: for the client (aud and azp), the request's nonce, auth_time. */
