@@ -145,7 +145,9 @@ export function createIssue(deps: IssuerDeps) {
       }
     }
 
-    const firstToken = await firstTokens.claim(req.orgId, person.personId);
+    // A minted token is nobody's first (the reference's mint-token payload says first_token false): it
+    // leaves the person's first token to the first real authentication.
+    const firstToken = req.issuer === 'mint' ? false : await firstTokens.claim(req.orgId, person.personId);
     claims.first_token = firstToken;
     const token = await keys.sign(claims);
 
@@ -160,7 +162,9 @@ export function createIssue(deps: IssuerDeps) {
       issued_at: iso(now),
       expires_at: iso(now + lifetimeSeconds),
     };
-    if (req.issuer === 'anonymous') await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
+    // The person's type decides, not the route: mint-token for an anonymous person is anonymous too.
+    if (person.personType === 'anonymous')
+      await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
     else
       await ctx.events.publish(req.orgId, 'TokenMinted_v1', {
         ...base,
