@@ -67,8 +67,9 @@ export interface TokenIssuer {
   /**
    * Issues a token: builds the claims (iss, sub, oid, person_id, authenticated_methods, first_token, jti,
    * iat, exp, groups under the organization's claim name, custom claims), runs beforeTokenIssued (except
-   * for `mint`), signs with the deployment's token key, and publishes TokenMinted_v1 (or
-   * AnonymousTokenMinted_v1). A handler's error (a blocked issuance) reaches the caller.
+   * for `mint`), signs with the deployment's token key, and publishes TokenMinted_v1 (AnonymousTokenMinted_v1
+   * when the person is anonymous, whatever issues it). `first_token` is true only on the first token of an
+   * authentication, never for `mint`. A handler's error (a blocked issuance) reaches the caller.
    */
   issue(request: IssueRequest): Promise<IssuedToken>;
   /** Whether a token is valid now (for `orgId`, when given: another organization's is not), and why not. */

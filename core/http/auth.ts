@@ -32,7 +32,8 @@ function orgIdOf(headers: Headers, names: HeaderNames): string {
  * - `apiKey: true`: `Service-OrgID` and a `Service-API-Key` of that organization (401 missing or bad
  *   key, 403 a key of another organization); the handler receives `org.id`.
  * - `orgOnly: true`: `Service-OrgID` of an existing organization, no key (public endpoints such as JWKS).
- * Either way, once the organization is settled the request's log line carries it as `org_id`.
+ * Either way, once the organization is settled the request's log line carries it as `org_id`, and a
+ * state-changing request's consistency headers are checked (400 for a value outside the rules).
  */
 export function orgAuth(deps: OrgAuthDeps) {
   const { orgs, names } = deps;
@@ -58,6 +59,8 @@ export function orgAuth(deps: OrgAuthDeps) {
         const orgId = orgIdOf(request.headers, names);
         if (!(await orgs.get(orgId))) throw CoreErrors.ORGANIZATION_NOT_FOUND(orgId);
         setRequestOrg(request, orgId);
+        // End-user writes (sign-in, anonymous persons, resets) take the consistency headers as well.
+        if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
         return { org: { id: orgId } };
       },
     },

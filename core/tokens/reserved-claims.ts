@@ -45,6 +45,41 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The claims an ID token carries beyond an identity token's (OpenID Connect Core §2): the issuer sets
+ * them from the authentication request, so neither a caller nor a hook may.
+ */
+export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
+  'azp',
+  'nonce',
+  'auth_time',
+  'at_hash',
+  'c_hash',
+  'acr',
+  'amr',
+]);
+
+/** The claim that carries a person's groups until the organization names another. */
+export const DEFAULT_GROUPS_CLAIM = 'groups';
+
+/**
+ * Whether an organization may carry its persons' groups under `name`: never under a claim the service
+ * sets or reserves (registered, reserved, an ID token's, the deployment's header prefix in lower case),
+ * which the groups would replace in every token; `groups`, the default, is reserved for exactly this.
+ *
+ * @example
+ * isFreeGroupsClaimName('sid', 'Service') // false
+ */
+export function isFreeGroupsClaimName(name: string, headerPrefix: string): boolean {
+  if (name === DEFAULT_GROUPS_CLAIM) return true;
+  return !(
+    REGISTERED_CLAIMS.has(name) ||
+    RESERVED_CLAIMS.has(name) ||
+    ID_TOKEN_CLAIMS.has(name) ||
+    name === headerPrefix.toLowerCase()
+  );
+}
+
+/**
  * The first member of `claims` that a caller may not set, with why: a registered claim, a reserved
  * one, or the organization's groups claim. Undefined when every member is a custom claim.
  *

@@ -3,7 +3,7 @@ import type { PersonDirectory } from '../../core/capabilities/person-directory.t
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok } from '../../core/http/envelope.ts';
+import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
@@ -93,19 +93,16 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
       '/authenticate/password',
       async ({ org, body, request }) => {
         const rc = deps.readContext(request);
-        return ok(
-          await deps.signIn(
-            org.id,
-            { handle: body.handle, password: body.password, anonymousToken: body.anonymous_token },
-            rc,
-          ),
-        );
+        const given = { handle: body.handle, password: body.password, anonymousToken: body.anonymous_token };
+        // A sign-in writes (the first-token record, a rehash, events): it honours the consistency headers.
+        return ok(await consistentWrite(request, ctx.headers, () => deps.signIn(org.id, given, rc)));
       },
       {
         orgOnly: true,
         body: AuthenticateBody,
         parse: 'json',
-        response: { 200: SignInResult, ...errorResponses },
+        headers: consistencyHeaders(ctx.headers),
+        response: { 200: SignInResult, ...errorResponses, ...writeErrorResponses },
         detail: {
           operationId: 'AuthenticatePassword',
           summary: 'Sign in with a handle and a password',
@@ -126,21 +123,25 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
               headers: { 'retry-after': String(take.retryAfterSeconds) },
             })(`too many anonymous persons from this address; retry after ${take.retryAfterSeconds} s`);
         }
-        const person = await directory.createAnonymous(org.id, { analytics: rc.analytics });
-        const issued = await issuer.issue({
-          orgId: org.id,
-          personId: person.personId,
-          methods: ['anonymous'],
-          issuer: 'anonymous',
-          authentications: [],
-          request: rc.analytics,
+        const { person, issued } = await consistentWrite(request, ctx.headers, async () => {
+          const person = await directory.createAnonymous(org.id, { analytics: rc.analytics });
+          const issued = await issuer.issue({
+            orgId: org.id,
+            personId: person.personId,
+            methods: ['anonymous'],
+            issuer: 'anonymous',
+            authentications: [],
+            request: rc.analytics,
+          });
+          return { person, issued };
         });
         set.status = 201;
         return ok({ person_id: person.personId, token: issued.token });
       },
       {
         orgOnly: true,
-        response: { 201: AnonymousResult, ...errorResponses },
+        headers: consistencyHeaders(ctx.headers),
+        response: { 201: AnonymousResult, ...errorResponses, ...writeErrorResponses },
         detail: {
           operationId: 'CreateAnonymousPerson',
           summary: 'Create an anonymous person and its token',

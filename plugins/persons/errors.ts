@@ -28,6 +28,12 @@ export const PersonErrors = defineErrors({
     message: (where: string, type: string, value: string) =>
       `${where}: the ${type} ${JSON.stringify(value)} already belongs to a person of this organization`,
   },
+  /** A request names a region, and a handle of it belongs to a person who lives in another. */
+  REGION_CONFLICT: {
+    status: 409,
+    message: (where: string, handle: { type: string; value: string }, held: string, asked: string) =>
+      `${where}: the ${handle.type} ${JSON.stringify(handle.value)} belongs to a person in region ${held}, not ${asked}; a person's region does not change (leave region out to update it)`,
+  },
   /** A body names the same handle twice, or a PUT's handles belong to different persons. */
   HANDLE_CONFLICT: { status: 409, message: detail },
   /** The handle to verify is not the person's, or of a type no link can prove. */

@@ -81,6 +81,7 @@ export function toNewPerson(body: PersonCreate, where: string, defaultRegion: Re
     personType: 'regular',
     active: body.active ?? true,
     region: body.region ?? defaultRegion,
+    ...(body.region !== undefined ? { regionGiven: true } : {}),
     handles,
     groups: [...new Set(body.groups ?? [])],
   };

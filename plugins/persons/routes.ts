@@ -135,7 +135,7 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
         detail: {
           operationId: 'PutPersons',
           summary: 'Create or update a person, or create many at once',
-          description: `A JSON object: as POST /persons, except that when a person already holds the handles it is updated (active, groups when given; handles it lacks are added) and the answer is 200; handles of two different persons are a 409. A JSON array of 1 to ${BULK_LIMIT} such objects: creates them all or none (any taken or repeated handle refuses the whole request), 201 with the persons in the order sent.`,
+          description: `A JSON object: as POST /persons, except that when a person already holds the handles it is updated (active, groups when given; handles it lacks are added) and the answer is 200; handles of two different persons are a 409, and so is an explicit region other than that of the person holding the handles (the message names the handle and both regions). A JSON array of 1 to ${BULK_LIMIT} such objects: creates them all or none (any taken or repeated handle refuses the whole request), 201 with the persons in the order sent.`,
           tags: TAGS,
           security: SECURITY,
         },

@@ -5,41 +5,31 @@ import { organizationSettingsRoutes } from '../../core/http/settings-routes.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
-import { SERVICE_CLAIMS } from '../../core/tokens/service-claims.ts';
+import { DEFAULT_GROUPS_CLAIM, isFreeGroupsClaimName } from '../../core/tokens/reserved-claims.ts';
 import { personSettings } from './schema.ts';
 
-export const DEFAULT_GROUPS_CLAIM = 'groups';
+const CLAIM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const NAME_RULE = 'must be a claim name of 1 to 64 letters, digits and _, not starting with a digit';
 
-/** Claims a token always carries or the JWT registers: the groups cannot go under these names. */
-export const TAKEN_CLAIMS = [
-  'iss',
-  'sub',
-  'aud',
-  'exp',
-  'nbf',
-  'iat',
-  'jti',
-  'oid',
-  'person_id',
-  'authenticated_methods',
-  'first_token',
-  'region',
-  'person_type',
-  // Filled by other plugins (roles, consents) through serviceTokenClaims.
-  ...SERVICE_CLAIMS,
-];
-
-const CLAIM_RULE = `must be a claim name of 1 to 64 letters, digits and _, not starting with a digit, and none of ${TAKEN_CLAIMS.join(', ')}`;
-
-const SettingsSchema = v.object({
-  groups_claim_name: v.pipe(
-    v.string(),
-    v.check((s) => /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(s) && !TAKEN_CLAIMS.includes(s), CLAIM_RULE),
-    v.description(
-      `The claim that carries a person's groups in identity tokens (default "${DEFAULT_GROUPS_CLAIM}").`,
+/**
+ * The settings body. A name the service sets or reserves is refused (the groups would replace that claim
+ * in every token): the one list is core/tokens/reserved-claims.ts, with the deployment's header prefix.
+ */
+const settingsSchema = (headerPrefix: string) =>
+  v.object({
+    groups_claim_name: v.pipe(
+      v.string(),
+      v.regex(CLAIM_NAME, NAME_RULE),
+      v.check(
+        (s) => isFreeGroupsClaimName(s, headerPrefix),
+        (issue) =>
+          `${JSON.stringify(issue.input)} is a registered or reserved claim; the groups cannot go under a claim the service sets or reserves`,
+      ),
+      v.description(
+        `The claim that carries a person's groups in identity tokens (default "${DEFAULT_GROUPS_CLAIM}"); ${NAME_RULE}, never a registered or reserved claim.`,
+      ),
     ),
-  ),
-});
+  });
 
 /** How long a replica trusts a groups_claim_name it read; a change made on another replica counts within it. */
 export const GROUPS_CLAIM_CACHE_MS = 5000;
@@ -73,7 +63,7 @@ export type SettingsStore = ReturnType<typeof createSettingsStore>;
 export function settingsRoutes(ctx: ServiceContext, store: SettingsStore) {
   return organizationSettingsRoutes(ctx, {
     path: '/organizations/persons-settings',
-    schema: SettingsSchema,
+    schema: settingsSchema(ctx.config.headerPrefix),
     operation: 'OrganizationsPersonsSettings',
     subject: 'persons',
     tag: 'Persons',

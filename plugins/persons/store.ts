@@ -20,6 +20,8 @@ export interface NewPerson {
   personType: 'regular' | 'anonymous';
   active: boolean;
   region: string;
+  /** The request named the region: a handle held by a person in another region is then a 409. */
+  regionGiven?: boolean;
   /** `verified` when the organization says so (created through the API) or a provider vouched. */
   handles: Array<PersonHandle & { verified?: boolean }>;
   groups: string[];
@@ -96,12 +98,13 @@ export function createPersonStore(deps: {
       .onConflictDoNothing();
   }
 
-  /** The handle of these that a person already holds, for a 409's message. */
+  /** The handle of these that a person already holds, with that person's region, for a 409's message. */
   async function takenHandle(orgId: string, handles: PersonHandle[]) {
     for (const h of handles) {
       const [row] = await storage.db
-        .select({ personId: personHandles.personId })
+        .select({ region: persons.region })
         .from(personHandles)
+        .innerJoin(persons, eq(persons.personId, personHandles.personId))
         .where(
           and(
             eq(personHandles.orgId, orgId),
@@ -109,9 +112,19 @@ export function createPersonStore(deps: {
             eq(personHandles.value, h.value),
           ),
         );
-      if (row) return h;
+      if (row) return { handle: h, region: row.region };
     }
     return undefined;
+  }
+
+  /** The reference's rule: a request that names a region may not reach a person living in another. */
+  function refuseOtherRegion(
+    where: string,
+    person: NewPerson,
+    taken: { handle: PersonHandle; region: string },
+  ) {
+    if (person.regionGiven && taken.region !== person.region)
+      throw PersonErrors.REGION_CONFLICT(`${where}.region`, taken.handle, taken.region, person.region);
   }
 
   async function insertIn(tx: Transaction, orgId: string, people: NewPerson[], analytics: AnalyticsContext) {
@@ -191,10 +204,16 @@ export function createPersonStore(deps: {
         const all = people.flatMap((p) => p.handles);
         const taken = await takenHandle(orgId, all);
         const index = people.findIndex(
-          (p) => taken && p.handles.some((h) => h.value === taken.value && h.type === taken.type),
+          (p) =>
+            taken && p.handles.some((h) => h.value === taken.handle.value && h.type === taken.handle.type),
         );
-        const where = people.length > 1 ? `body[${index}].handles` : 'body.handles';
-        throw PersonErrors.HANDLE_TAKEN(where, taken?.type ?? 'handle', taken?.value ?? '');
+        const where = people.length > 1 ? `body[${index}]` : 'body';
+        if (taken && people[index]) refuseOtherRegion(where, people[index], taken);
+        throw PersonErrors.HANDLE_TAKEN(
+          `${where}.handles`,
+          taken?.handle.type ?? 'handle',
+          taken?.handle.value ?? '',
+        );
       }
     },
 
@@ -211,10 +230,12 @@ export function createPersonStore(deps: {
       analytics: AnalyticsContext,
     ): Promise<{ created: boolean; person: PersonRecord }> {
       const owners = new Set<string>();
+      let held: { handle: PersonHandle; region: string } | undefined;
       for (const h of person.handles) {
         const [row] = await storage.db
-          .select({ personId: personHandles.personId })
+          .select({ personId: personHandles.personId, region: persons.region })
           .from(personHandles)
+          .innerJoin(persons, eq(persons.personId, personHandles.personId))
           .where(
             and(
               eq(personHandles.orgId, orgId),
@@ -222,7 +243,9 @@ export function createPersonStore(deps: {
               eq(personHandles.value, h.value),
             ),
           );
-        if (row) owners.add(row.personId);
+        if (!row) continue;
+        owners.add(row.personId);
+        held ??= { handle: h, region: row.region };
       }
       if (owners.size === 0) {
         const [made] = await this.create(orgId, [person], analytics);
@@ -232,6 +255,8 @@ export function createPersonStore(deps: {
         throw PersonErrors.HANDLE_CONFLICT(
           `body.handles: the handles belong to ${owners.size} different persons of this organization; one PUT updates one person`,
         );
+      // A person's region never changes, so this check before the write cannot go stale.
+      if (held) refuseOtherRegion('body', person, held);
       const [personId] = [...owners] as [string];
       try {
         const updated = await storage.transaction(async (tx) => {

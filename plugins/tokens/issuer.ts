@@ -7,6 +7,7 @@ import type { CounterSeries } from '../../core/metrics/types.ts';
 import type { PluginContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
+import { ID_TOKEN_CLAIMS } from '../../core/tokens/reserved-claims.ts';
 import { collectServiceClaims } from '../../core/tokens/service-claims.ts';
 import { forbiddenClaim } from './claims.ts';
 import { TokenErrors } from './errors.ts';
@@ -43,19 +44,6 @@ function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
 /** Events need an address; a request of unknown origin (a test, an in-process call) gives the unspecified one. */
 const UNKNOWN_ADDRESS = '0.0.0.0';
 
-/**
- * The claims an ID token carries beyond an identity token's (OpenID Connect Core §2): the issuer sets
- * them from the authentication request, so neither a caller nor a hook may.
- */
-export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
-  'azp',
-  'nonce',
-  'auth_time',
-  'at_hash',
-  'c_hash',
-  'acr',
-  'amr',
-]);
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 /** OpenID Connect's ID token claims: for the client (aud and azp), the request's nonce, auth_time. */
@@ -157,7 +145,9 @@ export function createIssue(deps: IssuerDeps) {
       }
     }
 
-    const firstToken = await firstTokens.claim(req.orgId, person.personId);
+    // A minted token is nobody's first (the reference's mint-token payload says first_token false): it
+    // leaves the person's first token to the first real authentication.
+    const firstToken = req.issuer === 'mint' ? false : await firstTokens.claim(req.orgId, person.personId);
     claims.first_token = firstToken;
     const token = await keys.sign(claims);
 
@@ -172,7 +162,9 @@ export function createIssue(deps: IssuerDeps) {
       issued_at: iso(now),
       expires_at: iso(now + lifetimeSeconds),
     };
-    if (req.issuer === 'anonymous') await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
+    // The person's type decides, not the route: mint-token for an anonymous person is anonymous too.
+    if (person.personType === 'anonymous')
+      await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
     else
       await ctx.events.publish(req.orgId, 'TokenMinted_v1', {
         ...base,

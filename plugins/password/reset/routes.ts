@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { ServiceError } from '../../../core/errors.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses } from '../../../core/http/envelope.ts';
 import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-page.ts';
-import { errorDoc } from '../../../core/http/openapi-docs.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
@@ -85,6 +86,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
         orgOnly: true,
         body: RequestBody,
         parse: 'json',
+        headers: consistencyHeaders(ctx.headers),
         response: { 202: Accepted, ...errorResponses },
         detail: {
           operationId: 'RequestPasswordReset',
@@ -99,13 +101,16 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
       '/authenticate/password/reset/confirm',
       async ({ org, body, request, set }) => {
         await limitConfirmations(deps.readContext(request));
-        await confirmation.confirm(body.token, body.password, org.id);
+        await consistentWrite(request, ctx.headers, () =>
+          confirmation.confirm(body.token, body.password, org.id),
+        );
         set.status = 204;
       },
       {
         orgOnly: true,
         body: ConfirmBody,
         parse: 'json',
+        headers: consistencyHeaders(ctx.headers),
         detail: {
           operationId: 'ConfirmPasswordReset',
           summary: 'Set a new password with a reset token',
@@ -117,6 +122,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
               'The token is unknown, expired, already used, superseded by a newer reset, or void after a password change (the message says which); or the password breaks the policy. Nothing changed.',
             ),
             429: errorDoc('Too many confirmations from this address (Retry-After)'),
+            ...writeErrorDocs,
           },
           tags: TAGS,
           security: [{ orgId: [] }],

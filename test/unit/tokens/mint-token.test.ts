@@ -35,7 +35,8 @@ describe('POST /persons/{person_id}/mint-token', () => {
       oid: t.org.id,
       person_id: person.personId,
       authenticated_methods: ['api'],
-      first_token: true,
+      // The reference's mint-token payload: a minted token is never the person's first.
+      first_token: false,
       groups: ['admins', 'beta'],
       foo: 'bar',
       baz: { everything: 42 },
@@ -150,7 +151,7 @@ describe('POST /persons/{person_id}/mint-token', () => {
       expect(mine()).toMatchObject({
         person_id: person.personId,
         mint_token_api: true,
-        first_token: true,
+        first_token: false,
         authentications: [],
         event_metadata: { event_name: 'TokenMinted_v1' },
       });
