@@ -46,7 +46,7 @@ function single(params: URLSearchParams, name: string): string | undefined | nul
 }
 
 /**
- * Validates GET /oauth2/authorize. The client and its redirect URI come first: until both hold, a problem
+ * Validates an authorization request (the query of a GET, the form of a POST). The client and its redirect URI come first: until both hold, a problem
  * is thrown as an AuthorizeErrors page error (never redirected, or the endpoint would be an open
  * redirector). Every later problem is answered as a redirect to the client with `error`.
  */

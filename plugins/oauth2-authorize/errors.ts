@@ -16,7 +16,10 @@ export const AuthorizeErrors = defineErrors({
   LOGIN_NOT_FOUND: { status: 400, message: detail },
   /** The form did not come from the browser that opened the login (no cookie, another cookie, another origin). */
   LOGIN_FORBIDDEN: { status: 403, message: detail },
-  /** The form is not application/x-www-form-urlencoded, or a field is missing or repeated. */
+  /**
+   * The form (or a POSTed authorization request) is not application/x-www-form-urlencoded or cannot be
+   * read, or a field is missing or repeated.
+   */
   INVALID_FORM: { status: 400, message: detail },
   /** Too many authorization requests from this client address. */
   TOO_MANY_REQUESTS: { status: 429, message: detail },

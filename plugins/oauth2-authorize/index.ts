@@ -52,7 +52,7 @@ function checked(name: string, value: number, min: number, max: number): number 
 }
 
 /**
- * The authorization endpoint with its hosted login (GET /oauth2/authorize, POST /oauth2/authorize/login),
+ * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation, and GET /oauth2/userinfo. Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
