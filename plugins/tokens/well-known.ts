@@ -25,6 +25,8 @@ export function discoveryDocument(base: string) {
     userinfo_endpoint: `${base}/oauth2/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_types_supported: ['code'],
+    // Said outright: left out, RFC 8414 and OIDC Discovery default it to query and fragment.
+    response_modes_supported: ['query'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
