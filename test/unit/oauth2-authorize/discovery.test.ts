@@ -25,4 +25,12 @@ describe('the authorization server metadata', () => {
     expect(await discover(s)).toMatchObject({ response_modes_supported: ['query'] });
     for (const doc of await metadata()) expect(doc).toMatchObject({ response_modes_supported: ['query'] });
   });
+
+  it('says request objects are not supported, by value or by reference', async () => {
+    for (const doc of await metadata())
+      expect(doc).toMatchObject({
+        request_parameter_supported: false,
+        request_uri_parameter_supported: false,
+      });
+  });
 });
