@@ -93,7 +93,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       };
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
-      server.addTokenStore(createRefreshTokenStore({ families, revokeFamily, clock, issuer: baseUrl }));
+      server.addTokenStore(
+        createRefreshTokenStore({ server, families, revokeFamily, clock, issuer: baseUrl }),
+      );
 
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??
         options.authorizeRateLimit ?? { perMinute: 60, burst: 120 };
