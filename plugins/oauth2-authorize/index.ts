@@ -94,7 +94,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
       server.addTokenStore(
-        createRefreshTokenStore({ server, families, revokeFamily, clock, issuer: baseUrl }),
+        createRefreshTokenStore({ server, directory, families, revokeFamily, clock, issuer: baseUrl }),
       );
 
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??

@@ -5,9 +5,11 @@ import {
   type AuthorizeService,
   discover,
   exchange,
+  expectOAuthError,
   type MadeClient,
   obtainCode,
   opts,
+  refresh,
   startAuthorizeService,
 } from './fixture.ts';
 
@@ -52,5 +54,53 @@ describe('introspection of the tokens of a grant whose client is deleted', () =>
     await expectStatus(await s.call('DELETE', `/oauth2/clients/${client.client_id}`), 204);
     expect(await introspect(tokens.access_token)).toEqual({ active: false });
     expect(await introspect(tokens.refresh_token)).toEqual({ active: false });
+  });
+});
+
+describe('introspection of the tokens of a person no longer active', () => {
+  it('answers active false once the person is disabled, as userinfo and the refresh refuse them', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    expect(await introspect(tokens.access_token)).toMatchObject({ active: true, sub: person.personId });
+    expect(await introspect(tokens.refresh_token)).toMatchObject({ active: true, sub: person.personId });
+    const patched = await s.call('PATCH', `/persons/${person.personId}`, { body: { active: false } });
+    await expectStatus(patched, 200);
+
+    expect(await introspect(tokens.access_token)).toEqual({ active: false });
+    expect(await introspect(tokens.refresh_token)).toEqual({ active: false });
+    const userinfo = await fetch(`${s.url}/oauth2/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    await expectStatus(userinfo, 401);
+    await expectOAuthError(await refresh(s, client, tokens.refresh_token), 400, 'invalid_grant', /disabled/);
+  });
+
+  it('answers active false for the access token of a deleted person', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    await expectStatus(await s.call('DELETE', `/persons/${person.personId}`), 204);
+    expect(await introspect(tokens.access_token)).toEqual({ active: false });
+    expect(await introspect(tokens.refresh_token)).toEqual({ active: false });
+  });
+
+  it('keeps a client_credentials token active: its subject is the client, not a person', async () => {
+    const res = await oauth.clientCredentialsGrantRequest(
+      as,
+      { client_id: resourceServer.client_id },
+      oauth.ClientSecretBasic(resourceServer.client_secret!),
+      { scope: 'read' },
+      opts,
+    );
+    const { access_token } = await oauth.processClientCredentialsResponse(
+      as,
+      { client_id: resourceServer.client_id },
+      res,
+    );
+    expect(await introspect(access_token)).toMatchObject({
+      active: true,
+      sub: resourceServer.client_id,
+    });
   });
 });
