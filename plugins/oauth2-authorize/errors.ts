@@ -23,7 +23,7 @@ export const AuthorizeErrors = defineErrors({
   INVALID_FORM: { status: 400, message: detail },
   /** Too many authorization requests from this client address. */
   TOO_MANY_REQUESTS: { status: 429, message: detail },
-  /** Userinfo: no bearer token, or one that is not an active access token of this deployment. */
+  /** Userinfo: no bearer token (a bare challenge), or one that is not an active access token of this deployment. */
   INVALID_TOKEN: { status: 401, message: detail },
   /** Userinfo: the access token was not granted the openid scope. */
   INSUFFICIENT_SCOPE: { status: 403, message: detail },

@@ -311,7 +311,7 @@ const userInfoDoc = (operationId: string) => ({
     operationId,
     summary: "Retrieve a person's profile (OpenID Connect UserInfo)",
     description:
-      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` as the `verified` flag of the handle (true once a verification link was followed, an SSO provider vouched for it, a password reset link sent to it was used, or the organization set it through the API). 401 with WWW-Authenticate `Bearer error="invalid_token"` for a missing, expired or revoked token; 403 `insufficient_scope` without openid.',
+      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` as the `verified` flag of the handle (true once a verification link was followed, an SSO provider vouched for it, a password reset link sent to it was used, or the organization set it through the API). 401 with a bare `WWW-Authenticate: Bearer` challenge (no error code, RFC 6750 §3.1) when the request has no Authorization header or one of another scheme; 401 with `Bearer error="invalid_token"` for a bearer token that is malformed, expired, revoked or of a disabled or deleted person; 403 `insufficient_scope` without openid.',
     responses: {
       200: { description: 'The profile' },
       401: { description: 'No valid access token' },
