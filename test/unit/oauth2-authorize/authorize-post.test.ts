@@ -126,6 +126,22 @@ describe('POST /oauth2/authorize (form-serialized, OIDC Core 3.1.2.1)', () => {
     expect(text).toMatch(/authorization request must be sent as application\/x-www-form-urlencoded/);
   });
 
+  it('refuses a body that cannot be read with a 400 page, not a 500', async () => {
+    const broken = new ReadableStream<Uint8Array>({
+      pull: (c) => c.error(new Error('the connection dropped')),
+    });
+    const res = await s.service.fetch(
+      new Request(`${s.url}/oauth2/authorize`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: broken,
+      }),
+    );
+    const text = await res.text();
+    await expectStatus({ status: res.status, text }, 400);
+    expect(text).toMatch(/the body of the authorization request could not be read/);
+  });
+
   it('is in the OpenAPI document with its form body', async () => {
     const doc = await s.call('GET', '/openapi.json');
     await expectStatus(doc, 200);
