@@ -23,7 +23,10 @@ export interface OAuthClient {
   refreshTokenLifetime?: number;
 }
 
-/** The RFC 6749 §5.2 error codes (and §4.1.2.1's access_denied), plus what extensions register. */
+/**
+ * The RFC 6749 §5.2 error codes (and §4.1.2.1's access_denied), OpenID Connect's at the authorization
+ * endpoint, plus what extensions register.
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -35,6 +38,10 @@ export type OAuthErrorCode =
   | 'unsupported_response_type'
   | 'server_error'
   | 'temporarily_unavailable'
+  // OpenID Connect Core §3.1.2.6: the authorization endpoint's.
+  | 'login_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
   | (string & {});
 
 /**

@@ -46,7 +46,7 @@ function single(params: URLSearchParams, name: string): string | undefined | nul
 }
 
 /**
- * Validates GET /oauth2/authorize. The client and its redirect URI come first: until both hold, a problem
+ * Validates an authorization request (the query of a GET, the form of a POST). The client and its redirect URI come first: until both hold, a problem
  * is thrown as an AuthorizeErrors page error (never redirected, or the endpoint would be an open
  * redirector). Every later problem is answered as a redirect to the client with `error`.
  */
@@ -77,6 +77,12 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
       return refuse('invalid_request', `${name} must be given once; it is repeated`);
   if (rawState.length === 1 && state === undefined)
     return refuse('invalid_request', `state must be at most ${MAX.state} characters`);
+  // OIDC Core 6.1 and 6.2: an OP without request objects must say so, not use the plain parameters
+  // (the request object's would win over them). Checked first: the others may be only in the object.
+  if (params.has('request'))
+    return refuse('request_not_supported', 'request (a request object) is not supported by this service');
+  if (params.has('request_uri'))
+    return refuse('request_uri_not_supported', 'request_uri is not supported by this service');
 
   if (!client.grantTypes.includes('authorization_code'))
     return refuse('unauthorized_client', 'this client may not use the authorization_code grant');

@@ -16,11 +16,14 @@ export const AuthorizeErrors = defineErrors({
   LOGIN_NOT_FOUND: { status: 400, message: detail },
   /** The form did not come from the browser that opened the login (no cookie, another cookie, another origin). */
   LOGIN_FORBIDDEN: { status: 403, message: detail },
-  /** The form is not application/x-www-form-urlencoded, or a field is missing or repeated. */
+  /**
+   * The form (or a POSTed authorization request) is not application/x-www-form-urlencoded or cannot be
+   * read, or a field is missing or repeated.
+   */
   INVALID_FORM: { status: 400, message: detail },
   /** Too many authorization requests from this client address. */
   TOO_MANY_REQUESTS: { status: 429, message: detail },
-  /** Userinfo: no bearer token, or one that is not an active access token of this deployment. */
+  /** Userinfo: no bearer token (a bare challenge), or one that is not an active access token of this deployment. */
   INVALID_TOKEN: { status: 401, message: detail },
   /** Userinfo: the access token was not granted the openid scope. */
   INSUFFICIENT_SCOPE: { status: 403, message: detail },

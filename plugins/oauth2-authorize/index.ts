@@ -52,7 +52,7 @@ function checked(name: string, value: number, min: number, max: number): number 
 }
 
 /**
- * The authorization endpoint with its hosted login (GET /oauth2/authorize, POST /oauth2/authorize/login),
+ * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation, and GET /oauth2/userinfo. Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
@@ -93,7 +93,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       };
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
-      server.addTokenStore(createRefreshTokenStore({ families, revokeFamily, clock, issuer: baseUrl }));
+      server.addTokenStore(
+        createRefreshTokenStore({ server, directory, families, revokeFamily, clock, issuer: baseUrl }),
+      );
 
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??
         options.authorizeRateLimit ?? { perMinute: 60, burst: 120 };

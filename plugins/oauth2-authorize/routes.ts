@@ -5,6 +5,7 @@ import { pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
+import { getAuthorizeDoc, postAuthorizeDoc } from './authorize-doc.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { Login, LoginAnswer } from './login.ts';
@@ -43,6 +44,19 @@ const redirect = (status: 302 | 303, location: string, extra: Record<string, str
     headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
   });
 
+const FORM = 'application/x-www-form-urlencoded';
+const mediaType = (request: Request) =>
+  request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+
+/** A form-encoded body's parameters; another type, or a body that cannot be read, is an error page. */
+async function readForm(request: Request, what: string): Promise<URLSearchParams> {
+  if (mediaType(request) !== FORM) throw AuthorizeErrors.INVALID_FORM(`${what} must be sent as ${FORM}`);
+  const body = await request.text().catch(() => {
+    throw AuthorizeErrors.INVALID_FORM(`the body of ${what} could not be read`);
+  });
+  return new URLSearchParams(body);
+}
+
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
 
@@ -53,7 +67,10 @@ function singleField(body: URLSearchParams, name: string): string {
   return all[0];
 }
 
-/** GET /oauth2/authorize, POST /oauth2/authorize/login (the hosted form) and GET, POST /oauth2/userinfo. */
+/**
+ * GET and POST /oauth2/authorize, POST /oauth2/authorize/login (the hosted form), the SSO routes of the
+ * hosted login, and GET, POST /oauth2/userinfo.
+ */
 export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   const secure = new URL(deps.baseUrl).protocol === 'https:';
   // __Host-: only this origin may set or read it (Secure, Path=/, no Domain). Plain http is loopback only.
@@ -77,83 +94,50 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     const origin = request.headers.get('origin');
     if (origin !== null && origin !== baseOrigin)
       throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
-    const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-    if (type !== 'application/x-www-form-urlencoded')
-      throw AuthorizeErrors.INVALID_FORM('the form must be sent as application/x-www-form-urlencoded');
-    return new URLSearchParams(await request.text());
+    return readForm(request, 'the form');
   };
   const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
       ? redirect(303, answer.location, extra)
       : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra });
 
+  /**
+   * GET and POST /oauth2/authorize: the same checks on the parameters, the query's or the form's. No
+   * cookie or Origin is asked of a POST: like a GET, it is a navigation from the client application.
+   */
+  const authorize = async (request: Request, readParams: () => Promise<URLSearchParams>) => {
+    try {
+      const rc = deps.readContext(request);
+      if (rc.clientIp) {
+        const take = await deps.perAddress.take(rc.clientIp);
+        if (!take.ok)
+          throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
+            headers: { 'retry-after': String(take.retryAfterSeconds) },
+          })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
+      }
+      const checked = await checkAuthorizeRequest(deps.server, await readParams());
+      if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
+      const sent = cookieOf(request, cookieName);
+      const browser = sent && BROWSER_VALUE.test(sent) ? sent : randomSecret('');
+      const answer = await deps.login.open(checked.request, browser);
+      return render(answer, { 'set-cookie': cookie(browser) });
+    } catch (error) {
+      return errorAnswer(error);
+    }
+  };
+
   return new Elysia()
     .get(
       '/oauth2/authorize',
-      async ({ request }) => {
-        try {
-          const rc = deps.readContext(request);
-          if (rc.clientIp) {
-            const take = await deps.perAddress.take(rc.clientIp);
-            if (!take.ok)
-              throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
-                headers: { 'retry-after': String(take.retryAfterSeconds) },
-              })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
-          }
-          const checked = await checkAuthorizeRequest(deps.server, new URL(request.url).searchParams);
-          if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
-          const sent = cookieOf(request, cookieName);
-          const browser = sent && BROWSER_VALUE.test(sent) ? sent : randomSecret('');
-          const answer = await deps.login.open(checked.request, browser);
-          return render(answer, { 'set-cookie': cookie(browser) });
-        } catch (error) {
-          return errorAnswer(error);
-        }
-      },
+      ({ request }) => authorize(request, async () => new URL(request.url).searchParams),
+      { detail: getAuthorizeDoc },
+    )
+    .post(
+      '/oauth2/authorize',
+      ({ request }) => authorize(request, () => readForm(request, 'the authorization request')),
       {
-        detail: {
-          operationId: 'GetOauth2Authorize',
-          summary: 'Request an authorization code: the hosted login page',
-          description:
-            "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, login_required), `error_description`, `state` and `iss`. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.",
-          parameters: [
-            ['client_id', true],
-            ['redirect_uri', true],
-            ['response_type', true, 'code'],
-            ['scope', true, 'space-delimited, within the client scopes'],
-            ['state', false],
-            ['code_challenge', false, 'BASE64URL(SHA256(code_verifier)); required for public clients'],
-            ['code_challenge_method', false, 'S256'],
-            ['nonce', false, 'copied into the ID token'],
-            ['response_mode', false, 'query'],
-            ['prompt', false, 'none is answered login_required'],
-            ['login_hint', false, 'prefills the handle'],
-            [
-              'idp',
-              false,
-              "the client_id of an SSO credential of the client's organization enabled for the authorization server: skips the page and goes straight to that provider (a credential not offered answers the page with a message)",
-            ],
-          ].map(([name, required, description]) => ({
-            name: String(name),
-            in: 'query',
-            required: Boolean(required),
-            schema: { type: 'string' },
-            ...(description ? { description: String(description) } : {}),
-          })),
-          responses: {
-            200: {
-              description: 'The sign-in page',
-              content: { 'text/html': { schema: { type: 'string' } } },
-            },
-            302: { description: 'An error sent back to the client redirect URI' },
-            400: {
-              description: 'An HTML error page: client_id or redirect_uri is missing, repeated or unknown',
-            },
-            429: { description: 'An HTML error page: too many sign-ins started from this address' },
-          },
-          tags: TAGS,
-          security: [],
-        },
+        parse: 'none',
+        detail: postAuthorizeDoc,
       },
     )
     .post(
@@ -327,7 +311,7 @@ const userInfoDoc = (operationId: string) => ({
     operationId,
     summary: "Retrieve a person's profile (OpenID Connect UserInfo)",
     description:
-      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` as the `verified` flag of the handle (true once a verification link was followed, an SSO provider vouched for it, a password reset link sent to it was used, or the organization set it through the API). 401 with WWW-Authenticate `Bearer error="invalid_token"` for a missing, expired or revoked token; 403 `insufficient_scope` without openid.',
+      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` as the `verified` flag of the handle (true once a verification link was followed, an SSO provider vouched for it, a password reset link sent to it was used, or the organization set it through the API). 401 with a bare `WWW-Authenticate: Bearer` challenge (no error code, RFC 6750 §3.1) when the request has no Authorization header or one of another scheme; 401 with `Bearer error="invalid_token"` for a bearer token that is malformed, expired, revoked or of a disabled or deleted person; 403 `insufficient_scope` without openid.',
     responses: {
       200: { description: 'The profile' },
       401: { description: 'No valid access token' },

@@ -1,4 +1,9 @@
-import { OAuthError, type OAuthTokenStore } from '../../core/capabilities/oauth2-server.ts';
+import {
+  type OAuth2Server,
+  OAuthError,
+  type OAuthTokenStore,
+} from '../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
 import type { FamilyRevoker } from './grants/revocation.ts';
@@ -6,10 +11,13 @@ import type { FamilyStore } from './store/families.ts';
 
 /**
  * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another
- * organization is not this store's to answer for. Revoking a refresh token revokes its family: every
- * refresh token of the grant and the access tokens issued in it. Only its own client may revoke it.
+ * organization is not this store's to answer for; one of a deleted client, or of a person disabled or
+ * deleted, is inactive. Revoking a refresh token revokes its family: every refresh token of the grant and
+ * the access tokens issued in it. Only its own client may revoke it.
  */
 export function createRefreshTokenStore(deps: {
+  server: OAuth2Server;
+  directory: PersonDirectory;
   families: FamilyStore;
   revokeFamily: FamilyRevoker;
   clock: Clock;
@@ -27,6 +35,13 @@ export function createRefreshTokenStore(deps: {
       const now = clock.now();
       // Spent, expired or revoked: not active, which the endpoint answers as `{"active": false}`.
       if (family.revoked || found.expiresAt <= now || found.spentAt !== undefined) return undefined;
+      // A deleted client's tokens are inactive, as its access tokens are (verifyAccessToken's rule), and
+      // so are a disabled or deleted person's, which the refresh grant refuses (requireActivePerson).
+      const [owner, person] = await Promise.all([
+        deps.server.client(family.clientId),
+        deps.directory.get(family.orgId, family.personId),
+      ]);
+      if (!owner || !person?.active) return undefined;
       return {
         active: true,
         token_type: 'refresh_token',

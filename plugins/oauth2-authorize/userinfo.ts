@@ -24,6 +24,17 @@ const challenge = (error: 'invalid_token' | 'insufficient_scope', description: s
 const invalid = (description: string) =>
   AuthorizeErrors.INVALID_TOKEN.with({ headers: challenge('invalid_token', description) })(description);
 
+/**
+ * RFC 6750 §3.1: a request with no authentication information (no Authorization header, or another
+ * scheme than Bearer) gets the bare challenge, no error code: it did not present a token to refuse.
+ */
+const unauthenticated = () =>
+  AuthorizeErrors.INVALID_TOKEN.with({ headers: { 'www-authenticate': 'Bearer' } })(
+    'an access token is required as Authorization: Bearer <token>',
+  );
+
+const isBearer = (header: string) => /^Bearer(?: |$)/i.test(header);
+
 /** The bearer token of an Authorization header (RFC 6750 §2.1), or undefined. */
 export function bearerOf(header: string | null): string | undefined {
   const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
@@ -39,7 +50,10 @@ export function bearerOf(header: string | null): string | undefined {
 export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDirectory }) {
   return async function userInfo(authorization: string | null): Promise<UserInfo> {
     const token = bearerOf(authorization);
-    if (!token) throw invalid('an access token is required as Authorization: Bearer <token>');
+    if (!token) {
+      if (authorization === null || !isBearer(authorization)) throw unauthenticated();
+      throw invalid('the Authorization header must be Bearer and one access token');
+    }
     const claims = await deps.server.verifyAccessToken(token);
     if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');
     const scope = claims.scope.split(' ');

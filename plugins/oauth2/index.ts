@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
+import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -108,7 +109,8 @@ export const oauth2 = (options: OAuth2Options = {}) => {
           labelNames: ['grant_type'],
         }),
       };
-      const endpoints = tokenEndpoints(deps, accessTokens);
+      // Optional and read at each introspection: the persons plugin may be set up after this one.
+      const endpoints = tokenEndpoints(deps, accessTokens, () => ctx.capability(personDirectory));
       return {
         routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),

@@ -1,4 +1,5 @@
-import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
+import { type AccessTokenClaims, OAuthError } from '../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { emptyAnswer, jsonAnswer } from './responses.ts';
 import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
@@ -13,11 +14,29 @@ function tokenOf(params: Map<string, string>): { token: string; refreshFirst: bo
 }
 
 /**
- * POST /oauth2/tokens/introspect (RFC 7662). Only confidential clients may ask; an access token or a
- * token of a registered store is active for clients of its own organization, and every other token,
- * another organization's included, is `{"active": false}`.
+ * Whether the subject of an access token may still act: a person must still be there and active, the
+ * rule userinfo and the refresh grant apply. A client_credentials token's subject is its client (sub is
+ * the client ID, and IDs are UUIDs), which verification has already found. Without a person directory
+ * no grant acts for a person, so there is no one to check.
  */
-export function introspectionEndpoint(deps: EndpointDeps, accessTokens: AccessTokens) {
+async function subjectActive(claims: AccessTokenClaims, persons: () => PersonDirectory | undefined) {
+  if (claims.sub === claims.client_id) return true;
+  const directory = persons();
+  if (!directory) return true;
+  // The directory batches reads that arrive together: a burst of introspections is one query.
+  return (await directory.get(claims.oid, claims.sub))?.active === true;
+}
+
+/**
+ * POST /oauth2/tokens/introspect (RFC 7662). Only confidential clients may ask; an access token or a
+ * token of a registered store is active for clients of its own organization (an access token while its
+ * person is active), and every other token, another organization's included, is `{"active": false}`.
+ */
+export function introspectionEndpoint(
+  deps: EndpointDeps,
+  accessTokens: AccessTokens,
+  persons: () => PersonDirectory | undefined,
+) {
   return oauthEndpoint(deps, async (client, params) => {
     if (client.type === 'public')
       throw new OAuthError(
@@ -35,7 +54,7 @@ export function introspectionEndpoint(deps: EndpointDeps, accessTokens: AccessTo
     };
     const fromJwt = async () => {
       const claims = looksLikeJwt(token) ? await accessTokens.verify(token) : undefined;
-      if (!claims || claims.oid !== client.orgId) return undefined;
+      if (!claims || claims.oid !== client.orgId || !(await subjectActive(claims, persons))) return undefined;
       return { active: true, token_type: 'Bearer', ...claims };
     };
     const found = refreshFirst

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { DirectRoute } from '../../core/http/direct-routes.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
@@ -98,10 +99,18 @@ function headersOf(answer: OAuthAnswer, request: Request, cors: boolean): Record
 }
 
 /** The token, introspection and revocation endpoints, made once and shared by both kinds of route. */
-export function tokenEndpoints(deps: EndpointDeps, accessTokens: AccessTokens) {
+export function tokenEndpoints(
+  deps: EndpointDeps,
+  accessTokens: AccessTokens,
+  persons: () => PersonDirectory | undefined,
+) {
   return [
     { path: '/oauth2/tokens', endpoint: tokenEndpoint(deps), cors: true },
-    { path: '/oauth2/tokens/introspect', endpoint: introspectionEndpoint(deps, accessTokens), cors: false },
+    {
+      path: '/oauth2/tokens/introspect',
+      endpoint: introspectionEndpoint(deps, accessTokens, persons),
+      cors: false,
+    },
     { path: '/oauth2/tokens/revoke', endpoint: revocationEndpoint(deps, accessTokens), cors: true },
   ] as const;
 }

@@ -25,6 +25,11 @@ export function discoveryDocument(base: string) {
     userinfo_endpoint: `${base}/oauth2/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_types_supported: ['code'],
+    // Said outright: left out, RFC 8414 and OIDC Discovery default it to query and fragment.
+    response_modes_supported: ['query'],
+    // Said outright: both default to true when left out (OIDC Discovery §3); the endpoint refuses them.
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],

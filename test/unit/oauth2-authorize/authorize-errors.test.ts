@@ -114,10 +114,22 @@ describe('GET /oauth2/authorize after that: the error redirected to the client (
       /response_mode must be query/,
     ],
     ['prompt=none', (q) => ({ ...q, prompt: 'none' }), 'login_required', /prompt=none/],
+    [
+      'a request object (OIDC Core 6.1)',
+      (q) => ({ ...q, request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.' }),
+      'request_not_supported',
+      /request \(a request object\) is not supported/,
+    ],
+    [
+      'a request_uri (OIDC Core 6.2)',
+      (q) => ({ ...q, request_uri: 'urn:ietf:params:oauth:request_uri:abc' }),
+      'request_uri_not_supported',
+      /request_uri is not supported/,
+    ],
   ];
   it.each(cases)('redirects %s with its error, the state and iss', async (_, change, error, description) => {
-    const { res } = await authorize(change(await valid()));
-    await expectStatus({ status: res.status, text: '' }, 302);
+    const { res, text } = await authorize(change(await valid()));
+    await expectStatus({ status: res.status, text }, 302);
     const location = new URL(res.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
     expect(location.searchParams.get('error')).toBe(error);

@@ -93,8 +93,20 @@ describe('GET and POST /oauth2/userinfo', () => {
     }
   });
 
-  it('answers 401 with a Bearer challenge without a token or with one that is not valid', async () => {
-    for (const header of [undefined, 'Bearer not-a-token', 'Basic abc']) {
+  it('answers 401 with a bare Bearer challenge, no error code, to a request without credentials', async () => {
+    // RFC 6750 3.1: no authentication information (none, or another scheme) gets no error code.
+    for (const header of [undefined, 'Basic abc']) {
+      const res = await userinfo(header);
+      await expectStatus(res, 401);
+      expect({ header, challenge: res.headers.get('www-authenticate') }).toEqual({
+        header,
+        challenge: 'Bearer',
+      });
+    }
+  });
+
+  it('answers 401 invalid_token to a bearer token that is present but not valid', async () => {
+    for (const header of ['Bearer not-a-token', 'Bearer', 'Bearer a b']) {
       const res = await userinfo(header);
       await expectStatus(res, 401);
       expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_token"');
