@@ -62,6 +62,17 @@ export const errorDoc = (description: string) => ({
   content: { 'application/json': { schema: ErrorJson } },
 });
 
+/**
+ * The errors of `errorResponses`, for `detail.responses`: a route whose success has no body (a 204)
+ * documents its answers there, because a `response` map replaces `detail.responses` in the document.
+ */
+export const errorDocs = {
+  400: errorDoc('A parameter, header or the body breaks its rule; the message names it'),
+  401: errorDoc('No API key, or not a valid one'),
+  403: errorDoc('A key of another organization'),
+  404: errorDoc('Not found in this organization'),
+};
+
 /** The answers every state-changing route may give beyond its own, for `detail.responses`. */
 export const writeErrorDocs = {
   408: errorDoc('The consistency level was not reached within the timeout; the write may still land'),

@@ -132,6 +132,13 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
         parse: 'json',
         headers,
         body: v.unknown(),
+        response: {
+          200: resultOf(PersonSchema),
+          201: resultOf(v.union([PersonSchema, v.array(PersonSchema)])),
+          ...errorResponses,
+          409: ErrorEnvelopeSchema,
+          ...writeErrorResponses,
+        },
         detail: {
           operationId: 'PutPersons',
           summary: 'Create or update a person, or create many at once',
