@@ -50,7 +50,7 @@ export const ListQuery = v.strictObject(
     fields: list(
       'Comma-separated optional fields to include: handles, groups (both by default; attributes is refused: persons have no attributes here)',
     ),
-    filter: v.optional(v.pipe(v.string(), v.description(`Must be ${FILTER_RULE}`))),
+    filter: list(`Must be ${FILTER_RULE}`),
     all_regions: boolean(
       'Default true: every person. false: only persons whose region is the deployment REGION (this deployment holds every region’s persons itself)',
     ),
@@ -134,7 +134,7 @@ export function parseListQuery(query: ListQueryInput, localRegion: string): Pers
     ...(query.offset !== undefined ? { offset: integer('offset', query.offset, 0, OFFSET_MAX) } : {}),
     ...(query.handle !== undefined ? { handle: parseHandleFilter(query.handle) } : {}),
     ...(query.ids !== undefined ? { ids: idsOf(joined(query.ids)) } : {}),
-    ...(query.filter !== undefined ? { filter: parsePersonsFilter(query.filter) } : {}),
+    ...(query.filter !== undefined ? { filter: parsePersonsFilter(joined(query.filter)) } : {}),
     ...(query.all_regions === 'false' ? { region: localRegion } : {}),
     allTypes: query.all_person_types === 'true',
     fields: fieldsOf(query.fields === undefined ? undefined : joined(query.fields)),

@@ -160,6 +160,7 @@ describe('GET /persons filter', () => {
       ['region eq "us-iowa" or', 'or at 20 is followed by nothing'],
       ['region eq "us-iowa" region eq "asia-japan"', 'expected and / or at 20'],
       ['colour eq "red"', 'unknown attribute colour'],
+      ['groups eq "a,b"', 'groups must be compared with a group name (got "a,b")'],
       ['region', 'has no operator'],
       ['   ', 'is empty'],
     ];
