@@ -138,8 +138,8 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
         const cursor = page.more && last ? encodeCursor(last.personId) : '';
         return {
           meta: {
-            // Offset pagination answers the reference's meta.pagination; cursor pagination (the default)
-            // answers both, its cursor being the way to the next page.
+            // An offset answers the reference's meta.pagination, a cursor meta.cursor_pagination; a
+            // request with neither gets both (offset 0, and the cursor to the next page).
             ...(q.after === undefined
               ? { pagination: { limit: q.limit, offset, total_count: page.total } }
               : {}),
