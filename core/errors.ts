@@ -114,6 +114,10 @@ export const CoreErrors = defineErrors({
   },
   ORGANIZATION_NOT_FOUND: { status: 404, message: (orgId: string) => `no organization ${orgId}` },
   INVALID_CONSISTENCY: { status: 400, message: detail },
+  /** An If-Match header that is not `*` or a list of quoted entity tags. */
+  INVALID_IF_MATCH: { status: 400, message: detail },
+  /** If-Match names no current ETag of the resource: nothing was written. */
+  PRECONDITION_FAILED: { status: 412, message: detail },
   CONSISTENCY_TIMEOUT: { status: 408, message: detail },
   /** Past a rate limit; raise it `.with({ headers: { 'retry-after': ... } })`. */
   RATE_LIMITED: { status: 429, message: detail },

@@ -147,7 +147,9 @@ export function createHttpApp(options: HttpAppOptions) {
             },
           },
         },
-        exclude: { paths: ['/docs', '/openapi.json', ...DOCS_PATHS] },
+        // staticFile: the plugin would otherwise leave out every path with a dot in it, such as
+        // /.well-known/jwks.json; the docs' own files are named in `paths` instead.
+        exclude: { staticFile: false, paths: ['/docs', '/openapi.json', ...DOCS_PATHS] },
       }),
     )
     .use(docsUi())

@@ -88,6 +88,7 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
         transform: refuseArrayBody,
         body: MembersSchema,
         headers,
+        response: { 201: v.object({}), ...errorResponses, ...writeErrorResponses },
         detail: detail(
           'PostGroupsGroupNamePersons',
           'Add persons to a group',
@@ -106,6 +107,7 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
       {
         apiKey: true,
         headers,
+        response: { 200: v.object({}), ...errorResponses, ...writeErrorResponses },
         detail: detail(
           'DeleteGroupsGroupNamePersonsPersonId',
           'Remove a person from a group',

@@ -87,14 +87,11 @@ export function normaliseHandle(handle: PersonHandle, where = 'handle'): PersonH
 }
 
 /** `type:value` as the list filter writes it (`email_address:ann@example.com`), normalised. */
-export function parseHandleFilter(text: string): PersonHandle {
+export function parseHandleFilter(text: string, where = 'query.handle'): PersonHandle {
   const colon = text.indexOf(':');
   if (colon < 0)
     throw PersonErrors.INVALID_PERSON_INPUT(
-      `query.handle: must be type:value, such as email_address:ann@example.com (got ${JSON.stringify(text)})`,
+      `${where}: must be type:value, such as email_address:ann@example.com (got ${JSON.stringify(text)})`,
     );
-  return normaliseHandle(
-    { type: text.slice(0, colon) as HandleType, value: text.slice(colon + 1) },
-    'query.handle',
-  );
+  return normaliseHandle({ type: text.slice(0, colon) as HandleType, value: text.slice(colon + 1) }, where);
 }

@@ -34,6 +34,22 @@ export const personJson = (p: PersonRecord): v.InferOutput<typeof PersonSchema> 
   created_at: p.createdAt,
 });
 
+/** A person of GET /persons: handles and groups only when `fields` asks for them (both by default). */
+export const ListedPersonSchema = v.object({
+  ...PersonSchema.entries,
+  handles: v.optional(PersonSchema.entries.handles),
+  groups: v.optional(PersonSchema.entries.groups),
+});
+
+export function listedPersonJson(
+  p: PersonRecord,
+  fields: { handles: boolean; groups: boolean },
+): v.InferOutput<typeof ListedPersonSchema> {
+  const { handles, groups, ...rest } = personJson(p);
+  return { ...rest, ...(fields.handles ? { handles } : {}), ...(fields.groups ? { groups } : {}) };
+}
+
 export const PageMeta = v.object({
-  cursor_pagination: v.object({ limit: v.number(), cursor: v.string(), total_count: v.number() }),
+  pagination: v.optional(v.object({ limit: v.number(), offset: v.number(), total_count: v.number() })),
+  cursor_pagination: v.optional(v.object({ limit: v.number(), cursor: v.string(), total_count: v.number() })),
 });

@@ -10,11 +10,8 @@ import {
 } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { analyticsContextOf } from './analytics.ts';
-import { PersonErrors } from './errors.ts';
-import { parseHandleFilter } from './handles.ts';
 import {
   BULK_LIMIT,
   PersonCreateSchema,
@@ -25,38 +22,21 @@ import {
   refuseRepeatedHandles,
   toNewPerson,
 } from './input.ts';
-import { PageMeta, PersonSchema, personJson } from './json.ts';
+import { ListedPersonSchema, listedPersonJson, PageMeta, PersonSchema, personJson } from './json.ts';
+import {
+  DEFAULT_PAGE,
+  encodeCursor,
+  IDS_MAX,
+  ListQuery,
+  MAX_PAGE,
+  OFFSET_MAX,
+  parseListQuery,
+} from './list-query.ts';
 import type { PersonStore } from './store.ts';
 
 export const TAGS = ['Persons'];
 export const SECURITY = [{ orgId: [], apiKey: [] }];
-const DEFAULT_PAGE = 100;
-const MAX_PAGE = 1000;
-
-const ListQuery = v.strictObject(
-  {
-    limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,4}$/, `must be an integer from 1 to ${MAX_PAGE}`))),
-    cursor: v.optional(v.string()),
-    handle: v.optional(
-      v.pipe(v.string(), v.description('type:value, such as email_address:ann@example.com')),
-    ),
-    all_person_types: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
-  },
-  'is not a parameter of this operation (accepted: limit, cursor, handle, all_person_types)',
-);
-
 const PersonIdParams = v.object({ person_id: v.string() });
-
-const encodeCursor = (id: string) => base64url(new TextEncoder().encode(id));
-function decodeCursor(cursor: string): string {
-  try {
-    const id = new TextDecoder().decode(fromBase64url(cursor));
-    if (isUuid(id)) return id;
-  } catch {}
-  throw PersonErrors.INVALID_PERSON_INPUT(
-    `query.cursor: not a cursor this endpoint returned (got ${JSON.stringify(cursor)})`,
-  );
-}
 
 const deleteResponses = {
   204: { description: 'No content: the person, its handles and memberships are deleted' },
@@ -132,6 +112,13 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
         parse: 'json',
         headers,
         body: v.unknown(),
+        response: {
+          200: resultOf(PersonSchema),
+          201: resultOf(v.union([PersonSchema, v.array(PersonSchema)])),
+          ...errorResponses,
+          409: ErrorEnvelopeSchema,
+          ...writeErrorResponses,
+        },
         detail: {
           operationId: 'PutPersons',
           summary: 'Create or update a person, or create many at once',
@@ -144,35 +131,36 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     .get(
       '/persons',
       async ({ org, query }) => {
-        const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit);
-        if (limit < 1 || limit > MAX_PAGE)
-          throw PersonErrors.INVALID_PERSON_INPUT(`query.limit: must be an integer from 1 to ${MAX_PAGE}`);
-        const page = await store.list(org.id, {
-          limit,
-          after: query.cursor ? decodeCursor(query.cursor) : undefined,
-          handle: query.handle !== undefined ? parseHandleFilter(query.handle) : undefined,
-          allTypes: query.all_person_types === 'true',
-        });
+        const q = parseListQuery(query, ctx.config.region);
+        const page = await store.list(org.id, q);
+        const offset = q.offset ?? 0;
         const last = page.persons.at(-1);
+        const cursor = page.more && last ? encodeCursor(last.personId) : '';
         return {
           meta: {
-            cursor_pagination: {
-              limit,
-              cursor: page.more && last ? encodeCursor(last.personId) : '',
-              total_count: page.total,
-            },
+            // An offset answers the reference's meta.pagination, a cursor meta.cursor_pagination; a
+            // request with neither gets both (offset 0, and the cursor to the next page).
+            ...(q.after === undefined
+              ? { pagination: { limit: q.limit, offset, total_count: page.total } }
+              : {}),
+            ...(q.offset === undefined
+              ? { cursor_pagination: { limit: q.limit, cursor, total_count: page.total } }
+              : {}),
           },
-          result: page.persons.map(personJson),
+          result: page.persons.map((p) => listedPersonJson(p, q.fields)),
         };
       },
       {
         apiKey: true,
         query: ListQuery,
-        response: { 200: v.object({ meta: PageMeta, result: v.array(PersonSchema) }), ...errorResponses },
+        response: {
+          200: v.object({ meta: PageMeta, result: v.array(ListedPersonSchema) }),
+          ...errorResponses,
+        },
         detail: {
           operationId: 'GetPersons',
           summary: "List the organization's persons",
-          description: `In creation order. limit 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}); pass meta.cursor_pagination.cursor back as cursor for the next page (empty on the last). handle=type:value filters by a handle (normalised first). Anonymous persons only with all_person_types=true.`,
+          description: `In creation order. limit 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}). Two ways to page, not together (400): offset (0 to ${OFFSET_MAX}) answers meta.pagination {limit, offset, total_count}; cursor (pass meta.cursor_pagination.cursor back; empty on the last page) answers meta.cursor_pagination; with neither, both are answered. handle=type:value filters by a handle (normalised first); ids by up to ${IDS_MAX} comma-separated person IDs; filter by a SCIM expression (person_id, handles, active, groups, region; eq, ne; and, or). fields=handles,groups picks the optional members answered (both by default). all_regions=false lists only persons of the deployment REGION. Anonymous persons only with all_person_types=true. Every condition applies together.`,
           tags: TAGS,
           security: SECURITY,
         },

@@ -13,6 +13,8 @@ import type { Database, Storage, Transaction } from '../../core/ports/storage.ts
 import { analyticsMetadata } from './analytics.ts';
 import { PersonErrors } from './errors.ts';
 import { HANDLE_TYPE_NUMBER } from './handles.ts';
+import type { PersonsListRequest } from './list-query.ts';
+import { listConditions } from './list-sql.ts';
 import { groupMemberships, personGroups, personHandles, persons } from './schema.ts';
 
 /** A person to create, already checked and normalised. */
@@ -48,16 +50,23 @@ export function createPersonStore(deps: {
   const { storage, clock, events } = deps;
 
   /** The rows as PersonRecords, with their handles and groups, in the rows' order. */
-  async function recordsOf(db: Database, rows: PersonRow[]): Promise<PersonRecord[]> {
+  async function recordsOf(
+    db: Database,
+    rows: PersonRow[],
+    read = { handles: true, groups: true },
+  ): Promise<PersonRecord[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.personId);
+    // A list that leaves handles or groups out of its answer does not read them.
     const [handles, groups] = await Promise.all([
-      db.select().from(personHandles).where(inArray(personHandles.personId, ids)),
-      db
-        .select()
-        .from(groupMemberships)
-        .where(inArray(groupMemberships.personId, ids))
-        .orderBy(asc(groupMemberships.groupName)),
+      read.handles ? db.select().from(personHandles).where(inArray(personHandles.personId, ids)) : [],
+      read.groups
+        ? db
+            .select()
+            .from(groupMemberships)
+            .where(inArray(groupMemberships.personId, ids))
+            .orderBy(asc(groupMemberships.groupName))
+        : [],
     ]);
     return rows.map((r) => ({
       personId: r.personId,
@@ -316,38 +325,27 @@ export function createPersonStore(deps: {
       }
     },
 
-    /** A page in creation order after `after`, and how many persons match in all. */
+    /**
+     * A page in creation order (after `after`, or from `offset`), and how many persons match in all:
+     * two statements for the page and the count, and one each for the handles and groups asked for.
+     */
     async list(
       orgId: string,
-      q: { limit: number; after?: string; handle?: PersonHandle; allTypes: boolean },
+      q: PersonsListRequest,
     ): Promise<{ persons: PersonRecord[]; more: boolean; total: number }> {
-      const filters: SQL[] = [];
-      if (!q.allTypes) filters.push(eq(persons.personType, 'regular'));
-      if (q.handle) {
-        const owner = storage.db
-          .select({ personId: personHandles.personId })
-          .from(personHandles)
-          .where(
-            and(
-              eq(personHandles.orgId, orgId),
-              eq(personHandles.type, q.handle.type),
-              eq(personHandles.value, q.handle.value),
-            ),
-          );
-        filters.push(inArray(persons.personId, owner));
-      }
-      const where = and(eq(persons.orgId, orgId), ...filters);
+      const where = listConditions(storage.db, orgId, q);
       const [rows, [{ n } = { n: 0 }]] = await Promise.all([
         storage.db
           .select()
           .from(persons)
           .where(and(where, q.after ? gt(persons.personId, q.after) : undefined))
           .orderBy(asc(persons.personId))
-          .limit(q.limit + 1),
+          .limit(q.limit + 1)
+          .offset(q.offset ?? 0),
         storage.db.select({ n: count() }).from(persons).where(where),
       ]);
       return {
-        persons: await recordsOf(storage.db, rows.slice(0, q.limit)),
+        persons: await recordsOf(storage.db, rows.slice(0, q.limit), q.fields),
         more: rows.length > q.limit,
         total: Number(n),
       };

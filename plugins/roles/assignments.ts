@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
+import { type IfMatch, requireIfMatch, strongEtag } from '../../core/http/etag.ts';
 import type { Database, Storage, Transaction } from '../../core/ports/storage.ts';
 import { RoleErrors } from './errors.ts';
 import { publishTwins } from './events.ts';
@@ -14,6 +15,12 @@ import { missingPermissions } from './store.ts';
  */
 export const lockPerson = (tx: Transaction, personId: string) =>
   tx.query(sql`select pg_advisory_xact_lock(hashtextextended(${`roles:${personId}`}, 0))`);
+
+/**
+ * The strong ETag of a person's roles or additional permissions: of the sorted names, exactly what
+ * the GET answers in `result`.
+ */
+export const namesEtag = (names: readonly string[]) => strongEtag(names);
 
 const sameList = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
@@ -123,13 +130,19 @@ export function createAssignments(deps: {
       return sortedUnique([...fromRoles.map((r) => r.name), ...additional]);
     },
 
-    /** Replaces the person's roles; every role must exist (400 naming those that do not). */
-    async setRoles(orgId: string, personId: string, wanted: string[]): Promise<void> {
+    /**
+     * Replaces the person's roles; every role must exist (400 naming those that do not). With
+     * `ifMatch`, the roles are compared under the person's lock, where every write about the person
+     * waits its turn: a 412 writes nothing, and no write slips in between the check and this one.
+     * Answers the roles now held.
+     */
+    async setRoles(orgId: string, personId: string, wanted: string[], ifMatch?: IfMatch): Promise<string[]> {
       const roles = sortedUnique(wanted);
       await aboutPerson(orgId, personId, async (tx, region) => {
+        const old = await rolesOf(tx.db, orgId, personId);
+        requireIfMatch(ifMatch, await namesEtag(old), `the person's roles`);
         const missing = await missingRoles(tx.db, orgId, roles);
         if (missing.length) throw RoleErrors.UNKNOWN_ROLES('body.roles', missing);
-        const old = await rolesOf(tx.db, orgId, personId);
         if (sameList(old, roles)) return;
         await tx.db
           .delete(rolesPersonRoles)
@@ -147,15 +160,22 @@ export function createAssignments(deps: {
           region,
         );
       });
+      return roles;
     },
 
-    /** Replaces the person's additional permissions; every permission must exist. */
-    async setAdditionalPermissions(orgId: string, personId: string, wanted: string[]): Promise<void> {
+    /** Replaces the person's additional permissions; every permission must exist. `ifMatch` as setRoles. */
+    async setAdditionalPermissions(
+      orgId: string,
+      personId: string,
+      wanted: string[],
+      ifMatch?: IfMatch,
+    ): Promise<string[]> {
       const permissions = sortedUnique(wanted);
       await aboutPerson(orgId, personId, async (tx, region) => {
+        const old = await additionalOf(tx.db, orgId, personId);
+        requireIfMatch(ifMatch, await namesEtag(old), `the person's additional permissions`);
         const missing = await missingPermissions(tx.db, orgId, permissions);
         if (missing.length) throw RoleErrors.UNKNOWN_PERMISSIONS('body.permissions', missing);
-        const old = await additionalOf(tx.db, orgId, personId);
         if (sameList(old, permissions)) return;
         await tx.db
           .delete(rolesPersonPermissions)
@@ -173,6 +193,7 @@ export function createAssignments(deps: {
           region,
         );
       });
+      return permissions;
     },
   };
 }

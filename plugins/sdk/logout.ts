@@ -4,8 +4,7 @@ import { CoreErrors } from '../../core/errors.ts';
 import { eventDefinition } from '../../core/events/catalogue/index.ts';
 import { buildSubmitted, readIngestBody } from '../../core/events/ingest.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
-import { ErrorEnvelopeSchema, errorResponses, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
@@ -111,7 +110,6 @@ export function logoutRoutes(ctx: ServiceContext, deps: LogoutDeps) {
       orgOnly: true,
       parse: 'none',
       headers: consistencyHeaders(ctx.headers),
-      response: { ...errorResponses, ...writeErrorResponses, 429: ErrorEnvelopeSchema },
       detail: {
         requestBody: logoutBodyDoc,
         operationId: 'PostLogout',
@@ -120,7 +118,16 @@ export function logoutRoutes(ctx: ServiceContext, deps: LogoutDeps) {
           "End-user facing: `Service-OrgID` and `Authorization: Bearer <identity token>`. Revokes the token (POST /token/validate answers revoked from then on) and emits PersonLoggedOut_v1 in the same transaction, its analytics_metadata and browser_metadata from the optional body `{analytics_metadata?, browser_metadata?}` completed from the request as for /sdk/events. 204; also 204, with no event, for a token already revoked or expired. 401 (WWW-Authenticate: Bearer) without a token or with one that is not a valid person token of this organization. A browser Origin must be one of the organization's allowed origins (403). Rate-limited per client address with the SDK's events (429).",
         tags: ['SDK'],
         security: [{ orgId: [] }],
-        responses: { 204: { description: 'Logged out' } },
+        // Here rather than a `response` map, which would replace this 204 in the document.
+        responses: {
+          204: { description: 'Logged out (or the token was revoked or expired already)' },
+          400: errorDoc('A body member that breaks its rule, or a bad consistency header'),
+          401: errorDoc('No bearer token, or not a valid person token of this organization'),
+          403: errorDoc("A browser Origin that is not one of the organization's allowed origins"),
+          404: errorDoc('No such organization'),
+          429: errorDoc('Too many requests from this client address; Retry-After says when to retry'),
+          ...writeErrorDocs,
+        },
       },
     },
   );

@@ -6,7 +6,7 @@ import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { optionalJson, refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, errorDocs, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { TokenErrors } from './errors.ts';
@@ -186,7 +186,6 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
         headers: consistencyHeaders(names),
         parse: 'json',
         body: TokenBody,
-        response: { ...errorResponses, ...writeErrorResponses },
         detail: {
           operationId: 'PostTokenRevoke',
           summary: 'Revoke an identity token',
@@ -194,7 +193,12 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
             'Revokes the token until it expires: POST /token/validate then answers revoked. 204 also for a token already revoked or expired; 400 for one that is not a genuine token of this organization.',
           tags: TAGS,
           security: SECURITY,
-          responses: { 204: { description: 'Revoked' } },
+          // Here rather than a `response` map, which would replace this 204 in the document.
+          responses: {
+            204: { description: 'Revoked (or revoked or expired already)' },
+            ...errorDocs,
+            ...writeErrorDocs,
+          },
         },
       },
     );

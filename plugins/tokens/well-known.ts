@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
 import { jwksRenderer } from '../../core/http/jwks-response.ts';
 import type { TokenKeys } from './keys.ts';
 
@@ -64,7 +63,24 @@ export function discoveryDocument(base: string) {
   };
 }
 
-const JwksSchema = v.object({ keys: v.array(v.record(v.string(), v.unknown())) });
+const JWKS_JSON = {
+  type: 'object' as const,
+  properties: { keys: { type: 'array' as const, items: { type: 'object' as const } } },
+  required: ['keys'],
+};
+
+/** The discovery document's members and their JSON types, for the OpenAPI document. */
+const DISCOVERY_JSON = {
+  type: 'object' as const,
+  properties: Object.fromEntries(
+    Object.entries(discoveryDocument('https://ids.example')).map(([name, value]) => [
+      name,
+      Array.isArray(value)
+        ? { type: 'array' as const, items: { type: 'string' as const } }
+        : { type: typeof value === 'boolean' ? ('boolean' as const) : ('string' as const) },
+    ]),
+  ),
+};
 
 /**
  * `GET /.well-known/jwks.json` (the deployment's token keys: current and, after a rotation, previous)
@@ -93,7 +109,6 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
         return new Response(body, { status: 200, headers });
       },
       {
-        response: { 200: JwksSchema },
         detail: {
           operationId: 'GetWellKnownJwksJson',
           summary: 'Identity token keys',
@@ -101,7 +116,15 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
             'The ES256 public keys that sign identity tokens, chosen by the JWT header kid: the current key and, after a rotation, the previous ones until tokens they signed have expired. Public. Cacheable: Cache-Control, a strong ETag, 304 on If-None-Match.',
           tags: TAGS,
           security: [],
-          responses: { 304: { description: 'Not modified: the ETag still names the current key set' } },
+          // Here rather than a `response` map, which would replace the 304 in the document.
+          responses: {
+            200: {
+              description: 'The key set, with Cache-Control and a strong ETag',
+              headers: { ETag: { schema: { type: 'string' } } },
+              content: { 'application/json': { schema: JWKS_JSON } },
+            },
+            304: { description: 'Not modified: the ETag still names the current key set' },
+          },
         },
       },
     )
@@ -113,6 +136,12 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
           'The OpenID Provider metadata: issuer (PUBLIC_BASE_URL), jwks_uri and the endpoints. Public.',
         tags: TAGS,
         security: [],
+        responses: {
+          200: {
+            description: 'The metadata, with Cache-Control',
+            content: { 'application/json': { schema: DISCOVERY_JSON } },
+          },
+        },
       },
     })
     .get('/.well-known/oauth-authorization-server', discoveryAnswer, {
@@ -122,6 +151,12 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
         description: 'RFC 8414: the same document as the OpenID configuration. Public.',
         tags: TAGS,
         security: [],
+        responses: {
+          200: {
+            description: 'The metadata, with Cache-Control',
+            content: { 'application/json': { schema: DISCOVERY_JSON } },
+          },
+        },
       },
     });
 }
