@@ -6,6 +6,7 @@ import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import { resolveAliases } from './aliases.ts';
 import { SsoErrors } from './errors.ts';
 import { checkOptions } from './options.ts';
 import { credentialJson } from './present.ts';
@@ -45,6 +46,7 @@ export function credentialRoutes(
       async ({ org, body, request, set }) => {
         const provider = providerOf('body.provider', body.provider);
         const options = (await checkOptions(provider, ids, body.options))!;
+        const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await consistentWrite(request, ctx.headers, () =>
           store.create(org.id, {
             clientId: body.client_id,
@@ -52,10 +54,8 @@ export function credentialRoutes(
             clientSecret: body.client_secret,
             options,
             ...(body.label !== undefined ? { label: body.label } : {}),
-            ...(body.external_cred_id !== undefined ? { externalCredId: body.external_cred_id } : {}),
-            ...(body.enable_in_service_oidc_authz_server !== undefined
-              ? { enableInAuthzServer: body.enable_in_service_oidc_authz_server }
-              : {}),
+            ...(externalCredId !== undefined ? { externalCredId } : {}),
+            ...(enableInAuthzServer !== undefined ? { enableInAuthzServer } : {}),
           }),
         );
         set.status = 201;
@@ -116,6 +116,7 @@ export function credentialRoutes(
     .patch(
       `${PATH}/:oauth_client_id`,
       async ({ org, params, body, request }) => {
+        const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await store.get(org.id, params.oauth_client_id);
         const provider = providerOf('provider', row.provider);
         const options =
@@ -126,10 +127,8 @@ export function credentialRoutes(
           store.update(row, {
             ...(body.client_secret !== undefined ? { clientSecret: body.client_secret } : {}),
             ...(body.label !== undefined ? { label: body.label } : {}),
-            ...(body.external_cred_id !== undefined ? { externalCredId: body.external_cred_id } : {}),
-            ...(body.enable_in_service_oidc_authz_server !== undefined
-              ? { enableInAuthzServer: body.enable_in_service_oidc_authz_server }
-              : {}),
+            ...(externalCredId !== undefined ? { externalCredId } : {}),
+            ...(enableInAuthzServer !== undefined ? { enableInAuthzServer } : {}),
             ...(options ? { options } : {}),
           }),
         );
