@@ -9,6 +9,7 @@ import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { isRegisteredMethod, methodIndex } from './methods.ts';
+import { checkPathParams } from './path-params.ts';
 import { rememberRequestId, rememberRoute, requestLogFields } from './request-facts.ts';
 import { requestIdOf } from './request-id.ts';
 import { urlPathOf } from './request-target.ts';
@@ -159,8 +160,9 @@ export function createHttpApp(options: HttpAppOptions) {
     })
     // Every routed request passes here (before its guards and handler) with the pattern of its route:
     // naming `route` makes Elysia set it, a constant per route, on each request's context.
-    .onTransform(({ body, request, route }) => {
+    .onTransform(({ body, params, request, route }) => {
       if (recordRoutes) rememberRoute(request, route);
+      checkPathParams(params, route, request.url);
       checkBodyDepth(body);
     })
     // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
