@@ -3,7 +3,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { checkBodyDepth } from './body-depth.ts';
+import { bodyDepthIndex, checkBodyDepth } from './body-depth.ts';
 import { MUTATING, markArrival } from './consistency.ts';
 import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
@@ -124,6 +124,7 @@ export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
   const recordRoutes = options.recordRoutes ?? false;
   const allowed = methodIndex(() => app.routes);
+  const depthOf = bodyDepthIndex(() => app.routes);
   const app = new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
   })
@@ -163,7 +164,7 @@ export function createHttpApp(options: HttpAppOptions) {
     .onTransform(({ body, params, request, route }) => {
       if (recordRoutes) rememberRoute(request, route);
       checkPathParams(params, route, request.url);
-      checkBodyDepth(body);
+      if (typeof body === 'object' && body !== null) checkBodyDepth(body, depthOf(request.method, route));
     })
     // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
     // nothing), which Deno refuses after the handler has run (a 500 for a committed write).

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 
+import { bodyDepthOption } from '../../core/http/body-depth.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -19,6 +20,7 @@ import {
   Problems,
   prepareAttributes,
   typeOf,
+  WRITE_BODY_DEPTH,
 } from './limits.ts';
 import { type EmptyList, namesFromQuery, refuseBody } from './query.ts';
 import {
@@ -145,6 +147,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   return (
     new Elysia()
       .use(ctx.auth)
+      .use(bodyDepthOption)
       // Several buckets at once.
       .put(
         '/organizations/attributes',
@@ -156,6 +159,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         {
           apiKey: true,
           body: BucketedAttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.buckets,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -179,6 +183,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         {
           apiKey: true,
           body: BucketedAttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.buckets,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -225,6 +230,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           apiKey: true,
           params: BucketNameParams,
           body: AttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.oneBucket,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -250,6 +256,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           apiKey: true,
           params: BucketNameParams,
           body: AttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.oneBucket,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
