@@ -10,6 +10,7 @@ import {
   errorDoc,
   writeErrorDocs,
 } from '../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../core/http/validation.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
 import { AttributeErrors, shown } from './errors.ts';
@@ -324,6 +325,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         async ({ org }) => ok((await store.listBuckets(org.id)).map((b) => toBucketJson(b, org.id))),
         {
           apiKey: true,
+          query: NoQuery,
           response: { 200: resultOf(v.array(BucketSchema)), ...errorResponses },
           detail: {
             operationId: 'GetOrganizationsAttributeBuckets',
@@ -345,6 +347,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         },
         {
           apiKey: true,
+          query: NoQuery,
           body: CreateBucketBody,
           parse: 'json',
           transform: refuseArrayBody,
@@ -378,6 +381,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         },
         {
           apiKey: true,
+          query: NoQuery,
           params: BucketNameParams,
           headers: consistencyHeaders,
           detail: {

@@ -1,6 +1,7 @@
 import { bigint, boolean, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import { passThrough } from '../../core/http/openapi-docs.ts';
+import { exactObject } from '../../core/http/validation.ts';
 import { uuidString } from '../../core/ids.ts';
 import { END_USER_PERMISSIONS } from './buckets.ts';
 import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
@@ -109,19 +110,22 @@ export const BucketSchema = v.object({
   ),
 });
 
-export const CreateBucketBody = v.object({
-  name: v.pipe(
-    v.string(),
-    v.description(
-      '1 to 64 characters of a-z, 0-9, _ and -; not a standard name, not starting with person_pool-.',
+export const CreateBucketBody = exactObject(
+  {
+    name: v.pipe(
+      v.string(),
+      v.description(
+        '1 to 64 characters of a-z, 0-9, _ and -; not a standard name, not starting with person_pool-.',
+      ),
     ),
-  ),
-  end_user_permissions: v.optional(v.picklist(END_USER_PERMISSIONS), 'no_access'),
-  sharing_scope: v.optional(
-    v.pipe(
-      v.literal('organization'),
-      v.description('Person pools are not supported yet: organization only.'),
+    end_user_permissions: v.optional(v.picklist(END_USER_PERMISSIONS), 'no_access'),
+    sharing_scope: v.optional(
+      v.pipe(
+        v.literal('organization'),
+        v.description('Person pools are not supported yet: organization only.'),
+      ),
+      'organization',
     ),
-    'organization',
-  ),
-});
+  },
+  'member',
+);
