@@ -4,6 +4,7 @@ import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc } from '../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../core/http/validation.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { SsoProvider } from '../../core/sso/define-provider.ts';
 import { resolveAliases } from './aliases.ts';
@@ -63,6 +64,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         parse: 'json',
         transform: refuseArrayBody,
@@ -101,6 +103,7 @@ export function credentialRoutes(
       async ({ org, params }) => ok(present(await store.get(org.id, params.oauth_client_id))),
       {
         apiKey: true,
+        query: NoQuery,
         params: ClientIdParams,
         response: { 200: resultOf(CredentialSchema), ...errorResponses },
         detail: {
@@ -136,6 +139,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         params: ClientIdParams,
         parse: 'json',
@@ -160,6 +164,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         params: ClientIdParams,
         detail: {

@@ -93,6 +93,22 @@ describe('SSO credentials: members the operation does not take', () => {
     expect(res.text).toContain('label');
   });
 
+  it('refuses a query parameter on every route, naming it and the accepted ones', async () => {
+    const list = await t.call('GET', `${PATH}?foo=1`);
+    await expectStatus(list, 400);
+    expect(list.text).toContain('query.foo: is not a parameter of this operation (accepted: oauth_provider)');
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      const res = await t.call(
+        method,
+        `${PATH}/fixed?foo=1`,
+        method === 'PATCH' ? { body: { label: 'x' } } : {},
+      );
+      await expectStatus(res, 400);
+      expect(res.text).toContain('query.foo: is not a parameter of this operation (it takes none)');
+    }
+    await expectStatus(await t.call('GET', `${PATH}/fixed`), 200);
+  });
+
   it("takes the reference's enable_in_slashid_oidc_authz_server as the flag's other name", async () => {
     const made = await create({
       client_id: 'vendor-flag',
