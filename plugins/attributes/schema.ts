@@ -54,11 +54,9 @@ export const AttributesResult = passThrough(v.object({ result: AttributesDoc }))
 export const BucketedAttributesResult = passThrough(v.object({ result: BucketedAttributesDoc }));
 
 export const BucketNameParams = v.object({
+  // A segment that does not percent-decode is refused before this, for every route (core/http/path-params.ts).
   bucket_name: v.pipe(
-    // Elysia hands null for a path segment that does not percent-decode (`%ZZ`, or bytes that are not UTF-8).
-    v.string(
-      'the bucket name in the path is not valid percent-encoding: a % must be followed by two hex digits, and the bytes must form UTF-8',
-    ),
+    v.string(),
     v.description('The name of an attribute bucket, such as end_user_read_write.'),
   ),
 });
