@@ -3,12 +3,13 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { Elysia, type ElysiaAdapter } from 'elysia';
 import { ServiceError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { checkBodyDepth } from './body-depth.ts';
+import { bodyDepthIndex, checkBodyDepth } from './body-depth.ts';
 import { MUTATING, markArrival } from './consistency.ts';
 import { DOCS_PATHS, docsUi } from './docs-ui.ts';
 import { errorEnvelope } from './envelope.ts';
 import type { HeaderNames } from './headers.ts';
 import { isRegisteredMethod, methodIndex } from './methods.ts';
+import { checkPathParams } from './path-params.ts';
 import { rememberRequestId, rememberRoute, requestLogFields } from './request-facts.ts';
 import { requestIdOf } from './request-id.ts';
 import { urlPathOf } from './request-target.ts';
@@ -123,6 +124,7 @@ export function createHttpApp(options: HttpAppOptions) {
   const { log, names } = options;
   const recordRoutes = options.recordRoutes ?? false;
   const allowed = methodIndex(() => app.routes);
+  const depthOf = bodyDepthIndex(() => app.routes);
   const app = new Elysia({
     ...(options.adapter ? { adapter: options.adapter } : {}),
   })
@@ -161,9 +163,10 @@ export function createHttpApp(options: HttpAppOptions) {
     })
     // Every routed request passes here (before its guards and handler) with the pattern of its route:
     // naming `route` makes Elysia set it, a constant per route, on each request's context.
-    .onTransform(({ body, request, route }) => {
+    .onTransform(({ body, params, request, route }) => {
       if (recordRoutes) rememberRoute(request, route);
-      checkBodyDepth(body);
+      checkPathParams(params, route, request.url);
+      if (typeof body === 'object' && body !== null) checkBodyDepth(body, depthOf(request.method, route));
     })
     // A null-body status gets no body at all: Elysia would build one ('' for a handler returning
     // nothing), which Deno refuses after the handler has run (a 500 for a committed write).

@@ -50,3 +50,46 @@ export function parseOrThrow<S extends v.GenericSchema>(
   if (!result.success) throw CoreErrors.VALIDATION(formatIssues(on, result.issues));
   return result.output;
 }
+
+/** What an exact object holds: the members of a JSON body, or the parameters of a query. */
+export type ExactKind = 'member' | 'parameter';
+
+/** Options of `exactObject`. */
+export interface ExactOptions {
+  /** Members taken only to be refused by their own schema (`cannot be changed`): left out of the accepted list. */
+  unlisted?: readonly string[];
+}
+
+/**
+ * An object schema with exactly these entries: an entry it does not list is a 400 naming it and the
+ * accepted ones, so a misspelt optional member (`lable`) or parameter (`?stauts=`) cannot pass as
+ * "nothing given". Every route that refuses unknown members or parameters says so through this.
+ *
+ * @example query: exactObject({ status: v.optional(v.string()) }, 'parameter')
+ */
+export function exactObject<const E extends v.ObjectEntries>(
+  entries: E,
+  kind: ExactKind,
+  options: ExactOptions = {},
+) {
+  const unlisted = new Set(options.unlisted ?? []);
+  const accepted = Object.keys(entries).filter((key) => !unlisted.has(key));
+  const where = kind === 'member' ? 'a member of this body' : 'a parameter of this operation';
+  const unknown = accepted.length
+    ? `is not ${where} (accepted: ${accepted.join(', ')})`
+    : `is not ${where} (it takes none)`;
+  return v.strictObject(entries, (issue) =>
+    issue.expected === 'never'
+      ? unknown
+      : issue.received === 'undefined'
+        ? 'is required'
+        : `must be a JSON object (got ${issue.received})`,
+  );
+}
+
+/** A query that takes no parameters: any one is a 400 naming it. */
+export const NoQuery = exactObject({}, 'parameter');
+
+/** A member a modify takes only to refuse it: what it is cannot be changed, and `why` says so. */
+export const unchangeable = (why: string) =>
+  v.optional(v.pipe(v.never(`cannot be changed: ${why}`), v.description(`Cannot be changed: ${why}`)));

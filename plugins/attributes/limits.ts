@@ -85,8 +85,18 @@ export const typeOf = (x: unknown) =>
 export const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** How deeply a value may nest arrays and objects: the limit the HTTP layer puts on a whole body. */
+/** How deeply a value may nest arrays and objects (README, Attribute buckets / Limits). */
 export const MAX_VALUE_DEPTH = 64;
+
+/**
+ * The HTTP layer's whole-body bound for the attribute writes (the route option `bodyDepth`). A value
+ * sits inside the body's own objects (the bucket's object; for several buckets, the body's object of
+ * buckets too), and those wrapper levels must not count against it. One level more is let through so
+ * that a value just past MAX_VALUE_DEPTH is refused by valueProblem, naming the attribute, rather than
+ * by the HTTP layer's message about the whole body. Deeper bodies still meet the HTTP bound before any
+ * attribute code walks them; lifting the bound for these routes would leave the parse as the only check.
+ */
+export const WRITE_BODY_DEPTH = { oneBucket: MAX_VALUE_DEPTH + 2, buckets: MAX_VALUE_DEPTH + 3 } as const;
 
 /**
  * Why a value cannot be stored as JSON that reads back the same, or null when it can. Walked with a

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 
+import { bodyDepthOption } from '../../core/http/body-depth.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
@@ -9,6 +10,7 @@ import {
   errorDoc,
   writeErrorDocs,
 } from '../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../core/http/validation.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
 import { AttributeErrors, shown } from './errors.ts';
@@ -19,6 +21,7 @@ import {
   Problems,
   prepareAttributes,
   typeOf,
+  WRITE_BODY_DEPTH,
 } from './limits.ts';
 import { type EmptyList, namesFromQuery, refuseBody } from './query.ts';
 import {
@@ -145,6 +148,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
   return (
     new Elysia()
       .use(ctx.auth)
+      .use(bodyDepthOption)
       // Several buckets at once.
       .put(
         '/organizations/attributes',
@@ -156,6 +160,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         {
           apiKey: true,
           body: BucketedAttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.buckets,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -179,6 +184,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         {
           apiKey: true,
           body: BucketedAttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.buckets,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -225,6 +231,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           apiKey: true,
           params: BucketNameParams,
           body: AttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.oneBucket,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -250,6 +257,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
           apiKey: true,
           params: BucketNameParams,
           body: AttributesBody,
+          bodyDepth: WRITE_BODY_DEPTH.oneBucket,
           parse: 'json',
           headers: consistencyHeaders,
           detail: {
@@ -317,6 +325,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         async ({ org }) => ok((await store.listBuckets(org.id)).map((b) => toBucketJson(b, org.id))),
         {
           apiKey: true,
+          query: NoQuery,
           response: { 200: resultOf(v.array(BucketSchema)), ...errorResponses },
           detail: {
             operationId: 'GetOrganizationsAttributeBuckets',
@@ -338,6 +347,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         },
         {
           apiKey: true,
+          query: NoQuery,
           body: CreateBucketBody,
           parse: 'json',
           transform: refuseArrayBody,
@@ -371,6 +381,7 @@ export function attributeRoutes(ctx: ServiceContext, store: AttributeStore, limi
         },
         {
           apiKey: true,
+          query: NoQuery,
           params: BucketNameParams,
           headers: consistencyHeaders,
           detail: {

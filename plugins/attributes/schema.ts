@@ -1,6 +1,7 @@
 import { bigint, boolean, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import { passThrough } from '../../core/http/openapi-docs.ts';
+import { exactObject } from '../../core/http/validation.ts';
 import { uuidString } from '../../core/ids.ts';
 import { END_USER_PERMISSIONS } from './buckets.ts';
 import { MAX_NAME_BYTES, MAX_VALUE_BYTES } from './limits.ts';
@@ -53,11 +54,9 @@ export const AttributesResult = passThrough(v.object({ result: AttributesDoc }))
 export const BucketedAttributesResult = passThrough(v.object({ result: BucketedAttributesDoc }));
 
 export const BucketNameParams = v.object({
+  // A segment that does not percent-decode is refused before this, for every route (core/http/path-params.ts).
   bucket_name: v.pipe(
-    // Elysia hands null for a path segment that does not percent-decode (`%ZZ`, or bytes that are not UTF-8).
-    v.string(
-      'the bucket name in the path is not valid percent-encoding: a % must be followed by two hex digits, and the bytes must form UTF-8',
-    ),
+    v.string(),
     v.description('The name of an attribute bucket, such as end_user_read_write.'),
   ),
 });
@@ -109,19 +108,22 @@ export const BucketSchema = v.object({
   ),
 });
 
-export const CreateBucketBody = v.object({
-  name: v.pipe(
-    v.string(),
-    v.description(
-      '1 to 64 characters of a-z, 0-9, _ and -; not a standard name, not starting with person_pool-.',
+export const CreateBucketBody = exactObject(
+  {
+    name: v.pipe(
+      v.string(),
+      v.description(
+        '1 to 64 characters of a-z, 0-9, _ and -; not a standard name, not starting with person_pool-.',
+      ),
     ),
-  ),
-  end_user_permissions: v.optional(v.picklist(END_USER_PERMISSIONS), 'no_access'),
-  sharing_scope: v.optional(
-    v.pipe(
-      v.literal('organization'),
-      v.description('Person pools are not supported yet: organization only.'),
+    end_user_permissions: v.optional(v.picklist(END_USER_PERMISSIONS), 'no_access'),
+    sharing_scope: v.optional(
+      v.pipe(
+        v.literal('organization'),
+        v.description('Person pools are not supported yet: organization only.'),
+      ),
+      'organization',
     ),
-    'organization',
-  ),
-});
+  },
+  'member',
+);

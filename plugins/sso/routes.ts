@@ -4,8 +4,10 @@ import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc } from '../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../core/http/validation.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import { resolveAliases } from './aliases.ts';
 import { SsoErrors } from './errors.ts';
 import { checkOptions } from './options.ts';
 import { credentialJson } from './present.ts';
@@ -45,6 +47,7 @@ export function credentialRoutes(
       async ({ org, body, request, set }) => {
         const provider = providerOf('body.provider', body.provider);
         const options = (await checkOptions(provider, ids, body.options))!;
+        const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await consistentWrite(request, ctx.headers, () =>
           store.create(org.id, {
             clientId: body.client_id,
@@ -52,10 +55,8 @@ export function credentialRoutes(
             clientSecret: body.client_secret,
             options,
             ...(body.label !== undefined ? { label: body.label } : {}),
-            ...(body.external_cred_id !== undefined ? { externalCredId: body.external_cred_id } : {}),
-            ...(body.enable_in_service_oidc_authz_server !== undefined
-              ? { enableInAuthzServer: body.enable_in_service_oidc_authz_server }
-              : {}),
+            ...(externalCredId !== undefined ? { externalCredId } : {}),
+            ...(enableInAuthzServer !== undefined ? { enableInAuthzServer } : {}),
           }),
         );
         set.status = 201;
@@ -63,6 +64,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         parse: 'json',
         transform: refuseArrayBody,
@@ -101,6 +103,7 @@ export function credentialRoutes(
       async ({ org, params }) => ok(present(await store.get(org.id, params.oauth_client_id))),
       {
         apiKey: true,
+        query: NoQuery,
         params: ClientIdParams,
         response: { 200: resultOf(CredentialSchema), ...errorResponses },
         detail: {
@@ -116,6 +119,7 @@ export function credentialRoutes(
     .patch(
       `${PATH}/:oauth_client_id`,
       async ({ org, params, body, request }) => {
+        const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await store.get(org.id, params.oauth_client_id);
         const provider = providerOf('provider', row.provider);
         const options =
@@ -126,10 +130,8 @@ export function credentialRoutes(
           store.update(row, {
             ...(body.client_secret !== undefined ? { clientSecret: body.client_secret } : {}),
             ...(body.label !== undefined ? { label: body.label } : {}),
-            ...(body.external_cred_id !== undefined ? { externalCredId: body.external_cred_id } : {}),
-            ...(body.enable_in_service_oidc_authz_server !== undefined
-              ? { enableInAuthzServer: body.enable_in_service_oidc_authz_server }
-              : {}),
+            ...(externalCredId !== undefined ? { externalCredId } : {}),
+            ...(enableInAuthzServer !== undefined ? { enableInAuthzServer } : {}),
             ...(options ? { options } : {}),
           }),
         );
@@ -137,6 +139,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         params: ClientIdParams,
         parse: 'json',
@@ -161,6 +164,7 @@ export function credentialRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(ctx.headers),
         params: ClientIdParams,
         detail: {

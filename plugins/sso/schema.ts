@@ -1,5 +1,6 @@
 import { bigint, boolean, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import { exactObject, unchangeable } from '../../core/http/validation.ts';
 
 /**
  * An organization's OIDC provider credentials. The API names a credential by its client ID, so a client
@@ -73,23 +74,54 @@ const OptionsDoc = v.pipe(
   ),
 );
 
-export const CredentialCreateSchema = v.object({
-  client_id: clientIdField,
-  client_secret: v.pipe(secretField, v.description('Write-only: sealed at rest, never returned.')),
-  provider: v.pipe(v.string('must be a string'), v.description('A provider registered in this deployment')),
-  label: v.optional(labelField),
-  external_cred_id: v.optional(externalField),
-  enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
-  options: v.optional(v.unknown()),
-});
+/** The reference's deprecated name of external_cred_id: a vendor client may still send it. */
+const externalAlias = v.optional(
+  v.pipe(
+    externalField,
+    v.description('Deprecated: the old name of external_cred_id. Given with it, the two must agree.'),
+    v.metadata({ deprecated: true }),
+  ),
+);
+/** The reference's name of the flag (the vendor's product name where the spec says "service"). */
+const flagAlias = v.optional(
+  v.pipe(
+    v.boolean('must be true or false'),
+    v.description(
+      "The reference's name of enable_in_service_oidc_authz_server. Given with it, the two must agree.",
+    ),
+  ),
+);
 
-export const CredentialPatchSchema = v.object({
-  client_secret: v.optional(secretField),
-  label: v.optional(labelField),
-  external_cred_id: v.optional(externalField),
-  enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
-  options: v.optional(v.unknown()),
-});
+export const CredentialCreateSchema = exactObject(
+  {
+    client_id: clientIdField,
+    client_secret: v.pipe(secretField, v.description('Write-only: sealed at rest, never returned.')),
+    provider: v.pipe(v.string('must be a string'), v.description('A provider registered in this deployment')),
+    label: v.optional(labelField),
+    external_cred_id: v.optional(externalField),
+    external_cred: externalAlias,
+    enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
+    enable_in_slashid_oidc_authz_server: flagAlias,
+    options: v.optional(v.unknown()),
+  },
+  'member',
+);
+
+export const CredentialPatchSchema = exactObject(
+  {
+    client_secret: v.optional(secretField),
+    label: v.optional(labelField),
+    external_cred_id: v.optional(externalField),
+    external_cred: externalAlias,
+    enable_in_service_oidc_authz_server: v.optional(v.boolean('must be true or false')),
+    enable_in_slashid_oidc_authz_server: flagAlias,
+    options: v.optional(v.unknown()),
+    provider: unchangeable("it names the credential's provider; create a credential for another one"),
+    client_id: unchangeable('it names the credential; create a credential with the new client ID'),
+  },
+  'member',
+  { unlisted: ['provider', 'client_id'] },
+);
 
 export const CredentialSchema = v.object({
   client_id: v.string(),
@@ -107,7 +139,4 @@ export const CredentialSchema = v.object({
 });
 
 export const ClientIdParams = v.object({ oauth_client_id: v.string() });
-export const ListQuery = v.strictObject(
-  { oauth_provider: v.optional(v.string()) },
-  'is not a parameter of this operation (accepted: oauth_provider)',
-);
+export const ListQuery = exactObject({ oauth_provider: v.optional(v.string()) }, 'parameter');

@@ -12,6 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import { exactObject } from '../../core/http/validation.ts';
 import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 
 /**
@@ -183,24 +184,48 @@ const descriptionField = v.pipe(
   noLeadingBom,
 );
 
-export const WebhookCreateSchema = v.object({
-  target_url: v.pipe(
-    v.string(),
-    v.description('https URL with a host that is not localhost nor an IP address'),
-  ),
-  name: nameField,
-  description: v.optional(descriptionField),
-  custom_headers: v.optional(v.nullable(CustomHeadersSchema)),
-  timeout: v.optional(v.nullable(timeoutField)),
-});
+export const WebhookCreateSchema = exactObject(
+  {
+    target_url: v.pipe(
+      v.string(),
+      v.description('https URL with a host that is not localhost nor an IP address'),
+    ),
+    name: nameField,
+    description: v.optional(descriptionField),
+    custom_headers: v.optional(v.nullable(CustomHeadersSchema)),
+    timeout: v.optional(v.nullable(timeoutField)),
+  },
+  'member',
+);
 
-export const WebhookPatchSchema = v.object({
-  target_url: v.optional(v.string()),
-  name: v.optional(nameField),
-  description: v.optional(descriptionField),
-  custom_headers: v.optional(v.nullable(CustomHeadersSchema)),
-  timeout: v.optional(v.nullable(timeoutField)),
-});
+export const WebhookPatchSchema = exactObject(
+  {
+    target_url: v.optional(v.string()),
+    name: v.optional(nameField),
+    description: v.optional(descriptionField),
+    custom_headers: v.optional(v.nullable(CustomHeadersSchema)),
+    timeout: v.optional(v.nullable(timeoutField)),
+  },
+  'member',
+);
+
+/** The body of a trigger create (the reference's EventTrigger or SyncHookTrigger); checked by the handler. */
+export const TriggerInputSchema = exactObject(
+  { trigger_type: v.string(), trigger_name: v.string() },
+  'member',
+);
+
+/** The query of a trigger delete: the trigger it names. */
+export const TriggerQuery = exactObject(
+  {
+    trigger_type: v.pipe(v.string(), v.minLength(1, 'is required')),
+    trigger_name: v.pipe(v.string(), v.minLength(1, 'is required')),
+  },
+  'parameter',
+);
+
+/** The body of a resend: nothing, or an empty object. */
+export const ResendBody = v.optional(exactObject({}, 'member'));
 
 export const WebhookSchema = v.object({
   id: v.string(),
@@ -247,19 +272,22 @@ export const RESEND_RATE_LIMIT = { perMinute: 60, burst: 20 } as const;
 
 export const TestEventsSchema = v.pipe(
   v.array(
-    v.object({
-      event_name: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
-      count: v.optional(
-        v.pipe(
-          v.number(),
-          v.integer('must be an integer'),
-          v.minValue(1, 'must be at least 1'),
-          v.maxValue(TEST_EVENT_LIMITS.count, `must be at most ${TEST_EVENT_LIMITS.count}`),
+    exactObject(
+      {
+        event_name: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+        count: v.optional(
+          v.pipe(
+            v.number(),
+            v.integer('must be an integer'),
+            v.minValue(1, 'must be at least 1'),
+            v.maxValue(TEST_EVENT_LIMITS.count, `must be at most ${TEST_EVENT_LIMITS.count}`),
+          ),
         ),
-      ),
-      duplicates: v.optional(v.boolean()),
-      analytics_correlation_id: v.optional(v.string()),
-    }),
+        duplicates: v.optional(v.boolean()),
+        analytics_correlation_id: v.optional(v.string()),
+      },
+      'member',
+    ),
   ),
   v.minLength(1, 'must list at least one event'),
   v.maxLength(TEST_EVENT_LIMITS.specs, `must list at most ${TEST_EVENT_LIMITS.specs} entries`),
@@ -319,18 +347,21 @@ export const DeliverySchema = v.object({
 });
 
 // Strict: a misspelt parameter (`?stauts=dropped`) must not silently list everything.
-export const DeliveriesQuery = v.strictObject(
+export const DeliveriesQuery = exactObject(
   {
     status: v.optional(v.picklist(DELIVERY_STATUSES, `must be one of ${DELIVERY_STATUSES.join(', ')}`)),
     limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 100'))),
     cursor: v.optional(v.string()),
   },
-  'is not a parameter of this operation (accepted: status, limit, cursor)',
+  'parameter',
 );
 
-export const RecoverSchema = v.object({
-  since: v.pipe(
-    v.string(),
-    v.description('RFC 3339 time: dropped deliveries created at or after it are resent'),
-  ),
-});
+export const RecoverSchema = exactObject(
+  {
+    since: v.pipe(
+      v.string(),
+      v.description('RFC 3339 time: dropped deliveries created at or after it are resent'),
+    ),
+  },
+  'member',
+);

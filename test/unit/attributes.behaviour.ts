@@ -356,6 +356,27 @@ export function attributesSuite(label: string, o: AttributesSuiteOptions) {
       expect(r.json.errors[0].message).toContain('body.end_user_permissions');
     });
 
+    it('refuses a member or a query parameter the bucket routes do not take, naming it', async () => {
+      const made = await call('POST', BUCKETS, { body: { name: 'c3', zzz: 1 } });
+      await expectStatus(made, 400);
+      expect(made.json.errors[0].message).toBe(
+        'body.zzz: is not a member of this body (accepted: name, end_user_permissions, sharing_scope)',
+      );
+      const listed = await call('GET', BUCKETS);
+      expect(listed.json.result.map((b: { name: string }) => b.name)).not.toContain('c3');
+      for (const [method, path] of [
+        ['GET', `${BUCKETS}?foo=1`],
+        ['POST', `${BUCKETS}?foo=1`],
+        ['DELETE', `${BUCKETS}/nothing?foo=1`],
+      ] as const) {
+        const r = await call(method, path, method === 'POST' ? { body: { name: 'c4' } } : {});
+        await expectStatus(r, 400);
+        expect(r.json.errors[0].message).toBe(
+          'query.foo: is not a parameter of this operation (it takes none)',
+        );
+      }
+    });
+
     it('refuses to delete a standard bucket (403) and an unknown one (404)', async () => {
       const standard = await call('DELETE', `${BUCKETS}/end_user_read_write`);
       await expectStatus(standard, 403);

@@ -54,22 +54,40 @@ export function attributesValues(label: string, service: () => TestService) {
   });
 
   describe(`attribute buckets on ${label}: deep values`, () => {
-    it('accepts a value nesting 63 levels in a body of 64', async () => {
-      const body = { deep: nested(63) };
+    it('accepts a value nesting 64 levels, the limit README gives, in either form of PUT', async () => {
+      const body = { deep: nested(64) };
       await expectStatus(await call('PUT', RW, { body }), 204);
       expect((await call('GET', RW)).json.result).toEqual(body);
+      const many = { end_user_read_write: { deeper: nested(64) } };
+      await expectStatus(await call('PUT', '/organizations/attributes', { body: many }), 204);
+      expect((await call('GET', RW)).json.result).toEqual(many.end_user_read_write);
     });
 
-    it('refuses a very deep value with 400 saying how deep values may nest, not that a number is out of range', async () => {
+    it('refuses a value of 65 levels with 400 naming the attribute, in either form, and writes nothing', async () => {
       await call('PUT', RW, { body: { before: 1 } });
-      for (const levels of [65, 200_000]) {
-        const raw = `{"d":${'['.repeat(levels)}${']'.repeat(levels)}}`;
-        const r = await call('PUT', RW, { raw, headers: JSON_TYPE });
-        await expectStatus(r, 400);
-        // The HTTP layer may refuse the whole body first; either way the rule is the same.
-        expect(r.json.errors[0].message).toContain('deeper than 64 levels');
-        expect(r.json.errors[0].message).not.toContain('1e400');
-      }
+      const one = await call('PUT', RW, { body: { d: nested(65) } });
+      await expectStatus(one, 400);
+      expect(one.json.errors[0].message).toBe(
+        'body: attribute "d" nests arrays and objects deeper than 64 levels',
+      );
+      const many = await call('PUT', '/organizations/attributes', {
+        body: { end_user_read_write: { d: nested(65) } },
+      });
+      await expectStatus(many, 400);
+      expect(many.json.errors[0].message).toBe(
+        'body.end_user_read_write: attribute "d" nests arrays and objects deeper than 64 levels',
+      );
+      expect((await call('GET', RW)).json.result).toEqual({ before: 1 });
+    });
+
+    it('refuses a very deep value with 400 saying how deep bodies may nest, not that a number is out of range', async () => {
+      await call('PUT', RW, { body: { before: 1 } });
+      const raw = `{"d":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+      const r = await call('PUT', RW, { raw, headers: JSON_TYPE });
+      await expectStatus(r, 400);
+      // The HTTP layer's whole-body bound refuses it before the plugin walks it.
+      expect(r.json.errors[0].message).toContain('request body nests arrays and objects deeper than');
+      expect(r.json.errors[0].message).not.toContain('1e400');
       expect((await call('GET', RW)).json.result).toEqual({ before: 1 });
     });
 

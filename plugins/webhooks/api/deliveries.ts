@@ -10,6 +10,7 @@ import {
   writeErrorResponses,
 } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { NoQuery } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
@@ -18,6 +19,7 @@ import {
   DeliveryIdParams,
   DeliverySchema,
   RecoverSchema,
+  ResendBody,
   WebhookIdParams,
 } from '../schema.ts';
 import { OPERATOR_LIMITS, type OperatorStore } from '../store/deliveries.ts';
@@ -120,6 +122,10 @@ export function operatorRoutes(
         apiKey: true,
         headers: consistencyHeaders(names),
         params: DeliveryIdParams,
+        query: NoQuery,
+        // Parsed by its content type, not as JSON always: a resend is usually sent with no body at all.
+        transform: refuseArrayBody,
+        body: ResendBody,
         response: {
           202: resultOf(DeliverySchema),
           409: errorResponses[400],
@@ -152,6 +158,7 @@ export function operatorRoutes(
         apiKey: true,
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
+        query: NoQuery,
         parse: 'json',
         transform: refuseArrayBody,
         body: RecoverSchema,

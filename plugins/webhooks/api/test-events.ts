@@ -17,7 +17,7 @@ import {
   writeErrorResponses,
 } from '../../../core/http/envelope.ts';
 import { passThrough } from '../../../core/http/openapi-docs.ts';
-import { parseOrThrow } from '../../../core/http/validation.ts';
+import { NoQuery, parseOrThrow } from '../../../core/http/validation.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
@@ -148,6 +148,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
     {
       apiKey: true,
       headers: consistencyHeaders(ctx.headers),
+      query: NoQuery,
       parse: 'json',
       // Documents the body; testEventsOf checks it, its length first (see there).
       body: passThrough(TestEventsSchema),

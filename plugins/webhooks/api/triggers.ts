@@ -3,16 +3,12 @@ import * as v from 'valibot';
 import { triggerListName } from '../../../core/events/trigger-names.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { NoQuery } from '../../../core/http/validation.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { TriggerSchema, WebhookIdParams } from '../schema.ts';
+import { TriggerInputSchema, TriggerQuery, TriggerSchema, WebhookIdParams } from '../schema.ts';
 import { checkWebhookId, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
 import { canonicalTrigger } from './trigger-input.ts';
-
-const TriggerQuery = v.object({
-  trigger_type: v.pipe(v.string(), v.minLength(1, 'is required')),
-  trigger_name: v.pipe(v.string(), v.minLength(1, 'is required')),
-});
 
 /** Create (idempotent), list and delete the triggers of a webhook. */
 export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
@@ -34,7 +30,8 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
         params: WebhookIdParams,
         parse: 'json',
         transform: refuseArrayBody,
-        body: v.object({ trigger_type: v.string(), trigger_name: v.string() }),
+        query: NoQuery,
+        body: TriggerInputSchema,
         response: { 201: v.object({}), ...errorResponses, ...writeErrorResponses },
         detail: {
           operationId: 'PostOrganizationsWebhooksWebhookIdTriggers',
@@ -60,6 +57,7 @@ export function triggerRoutes(ctx: ServiceContext, store: WebhookStore) {
       {
         apiKey: true,
         params: WebhookIdParams,
+        query: NoQuery,
         response: { 200: resultOf(v.array(TriggerSchema)), ...errorResponses },
         detail: {
           operationId: 'GetOrganizationsWebhooksWebhookIdTriggers',

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { ServiceError } from '../../../core/errors.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { NoQuery } from '../../../core/http/validation.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { WebhookErrors } from '../errors.ts';
 import { WebhookCreateSchema, WebhookIdParams, WebhookPatchSchema, WebhookSchema } from '../schema.ts';
@@ -86,6 +87,7 @@ export function webhookRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(names),
         parse: 'json',
         transform: refuseArrayBody,
@@ -111,6 +113,7 @@ export function webhookRoutes(
       async ({ org }) => ok(await Promise.all((await store.list(org.id)).map(present))),
       {
         apiKey: true,
+        query: NoQuery,
         response: { 200: resultOf(v.array(WebhookSchema)), ...errorResponses },
         detail: {
           operationId: 'GetOrganizationsWebhooks',
@@ -126,6 +129,7 @@ export function webhookRoutes(
         ok(await present(await store.get(org.id, checkWebhookId(params.webhook_id)))),
       {
         apiKey: true,
+        query: NoQuery,
         params: WebhookIdParams,
         response: { 200: resultOf(WebhookSchema), ...errorResponses },
         detail: {
@@ -145,6 +149,7 @@ export function webhookRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
         parse: 'json',
@@ -170,6 +175,7 @@ export function webhookRoutes(
       },
       {
         apiKey: true,
+        query: NoQuery,
         headers: consistencyHeaders(names),
         params: WebhookIdParams,
         detail: {

@@ -195,10 +195,7 @@ describe('test events', () => {
         'body[0].analytics_correlation_id: must be a UUID',
       ],
       [{ event_name: 'RoleCreated_v1' }, 'body: must be an array of test event descriptions'],
-      [
-        Array.from({ length: 12 }, () => 0),
-        'body[9]: Invalid type: Expected Object but received 0; and 2 more',
-      ],
+      [Array.from({ length: 12 }, () => 0), 'body[9]: must be a JSON object (got 0); and 2 more'],
     ];
     for (const [body, expected] of cases) {
       const r = await t.call('POST', '/test-events', { body });
