@@ -130,10 +130,12 @@ export function createIssue(deps: IssuerDeps) {
           first_token: first,
           groups_claim_name: groupsClaim,
           authentications: req.authentications,
+          // The spec's three strings, each always there: empty when the request did not say (no Origin
+          // header, an in-process call without an address).
           request_metadata: {
-            ...(req.request.clientIpAddress ? { client_ip_address: req.request.clientIpAddress } : {}),
-            ...(req.request.origin ? { origin: req.request.origin } : {}),
-            ...(req.request.userAgent ? { user_agent: req.request.userAgent } : {}),
+            client_ip_address: req.request.clientIpAddress ?? '',
+            origin: req.request.origin ?? '',
+            user_agent: req.request.userAgent ?? '',
           },
         },
       });
@@ -141,7 +143,14 @@ export function createIssue(deps: IssuerDeps) {
         const added = result?.claims ?? {};
         const blocked = forbiddenClaim(added, forbidden, groupsClaim);
         if (blocked !== undefined) throw TokenErrors.HOOK_CLAIM_RESERVED(blocked);
-        Object.assign(claims, added);
+        // Defined, not assigned: a claim named __proto__ stays a claim (assigning it sets the prototype).
+        for (const [name, value] of Object.entries(added))
+          Object.defineProperty(claims, name, {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
       }
     }
 

@@ -104,8 +104,24 @@ describe('the token_minted sync hook', () => {
           timestamp: expect.any(String),
         },
       ],
-      request_metadata: {},
+      request_metadata: { client_ip_address: '', origin: '', user_agent: '' },
     });
+  });
+
+  it('adds a claim named __proto__ as a claim', async () => {
+    const o = await org();
+    // Raw JSON: JSON.stringify of an object literal would leave the member out.
+    const rx = receiver(
+      () =>
+        new Response('{"__proto__":{"x":1},"plan":"pro"}', {
+          headers: { 'content-type': 'application/json' },
+        }),
+    );
+    await o.hook(rx);
+    const res = await o.issue();
+    await expectStatus(res, 200);
+    expect(Object.hasOwn(res.claims!, '__proto__')).toBe(true);
+    expect(JSON.stringify(customClaims(res.claims!))).toBe('{"__proto__":{"x":1},"plan":"pro"}');
   });
 
   it('leaves the token unchanged for {} and for an empty body', async () => {
