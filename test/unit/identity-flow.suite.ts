@@ -152,7 +152,7 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
           first_token: true,
           groups_claim_name: 'groups',
           authentications: [{ handle: person.handle, method: 'password', timestamp: expect.any(String) }],
-          request_metadata: { client_ip_address: '198.51.100.23', user_agent: 'FlowTest/1.0' },
+          request_metadata: { client_ip_address: '198.51.100.23', origin: '', user_agent: 'FlowTest/1.0' },
         });
         hookAnswer = () => json({});
       });
