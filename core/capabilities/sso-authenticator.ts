@@ -45,7 +45,8 @@ export type SsoFinish =
       /**
        * AuthenticationFailed_v1's failure_reason: `access_denied` (the person refused at the provider),
        * `provider_error`, `bad_id_token`, `no_email`, `unverified_email`, `person_disabled`,
-       * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`.
+       * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`, `unverified_handle`,
+       * `other_browser`, `invalid_callback`.
        */
       reason: string;
       message: string;
@@ -76,8 +77,17 @@ export interface SsoAuthenticator {
     clientId: string,
     bound: { binding: string; callbackUrl: string },
   ): Promise<{ ok: true; url: string } | SsoStartRefusal>;
-  /** Finishes the sign-in the callback's parameters (`state`, `code` or `error`) answer; burns the state. */
-  finish(params: URLSearchParams, rc: RequestContext): Promise<SsoFinish>;
+  /**
+   * Finishes the sign-in the callback's parameters (`state`, `code` or `error`) answer; burns the state.
+   * `accept`, when given, is asked about the state's binding once the state is burnt and before the
+   * code is exchanged (the caller checks the browser that started the sign-in sent the answer): a
+   * message refuses the answer (failure `other_browser`, reported), so nothing else happens.
+   */
+  finish(
+    params: URLSearchParams,
+    rc: RequestContext,
+    accept?: (binding: string) => Promise<string | undefined>,
+  ): Promise<SsoFinish>;
 }
 
 /** Provided by the sso-signin plugin. */

@@ -4,7 +4,7 @@ import { isUuid } from '../ids.ts';
 import type { OrganizationStore } from '../organizations/store.ts';
 import { MUTATING, parseConsistency } from './consistency.ts';
 import type { HeaderNames } from './headers.ts';
-import { setRequestOrg } from './request-facts.ts';
+import { requestOrgOf, setRequestOrg } from './request-facts.ts';
 
 export interface OrgAuthDeps {
   orgs: OrganizationStore;
@@ -37,9 +37,14 @@ function orgIdOf(headers: Headers, names: HeaderNames): string {
  */
 export function orgAuth(deps: OrgAuthDeps) {
   const { orgs, names } = deps;
+  /** The organization settled by a guard's transform, for its resolve. */
+  const settled = (request: Request) => ({ org: { id: requestOrgOf(request) ?? '' } });
+  // The checks run in the transform phase, before the body is validated: a caller without a valid key
+  // gets 401 (or 403) whatever its body, never a 400 that describes the route's schema, and a valid
+  // caller's failed validation is logged with its org_id.
   return new Elysia({ name: 'org-auth', seed: deps.seed }).macro({
     apiKey: {
-      async resolve({ request }) {
+      async transform({ request }) {
         const orgId = orgIdOf(request.headers, names);
         const key = request.headers.get(names.apiKey);
         if (key === null || key === '') throw CoreErrors.MISSING_API_KEY(names.apiKey);
@@ -51,18 +56,18 @@ export function orgAuth(deps: OrgAuthDeps) {
         setRequestOrg(request, orgId);
         // Checked once the caller is known, so 401 and 403 (and 404, before any route) come first.
         if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
-        return { org: { id: orgId } };
       },
+      resolve: ({ request }) => settled(request),
     },
     orgOnly: {
-      async resolve({ request }) {
+      async transform({ request }) {
         const orgId = orgIdOf(request.headers, names);
         if (!(await orgs.get(orgId))) throw CoreErrors.ORGANIZATION_NOT_FOUND(orgId);
         setRequestOrg(request, orgId);
         // End-user writes (sign-in, anonymous persons, resets) take the consistency headers as well.
         if (MUTATING.has(request.method)) parseConsistency(request.headers, names);
-        return { org: { id: orgId } };
       },
+      resolve: ({ request }) => settled(request),
     },
   });
 }

@@ -150,7 +150,20 @@ export function createSsoLogin(deps: SsoLoginDeps) {
     async callback(params: URLSearchParams, browser: string | undefined, rc: RequestContext) {
       const authenticator = deps.authenticator();
       if (!authenticator) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
-      const done = await authenticator.finish(params, rc);
+      const browserHash = browser && (await digest(browser));
+      // The login is checked before the provider's code is exchanged: an answer sent by another browser
+      // (a login CSRF, a link opened elsewhere) creates no person and signs nobody in.
+      let refused: unknown;
+      const done = await authenticator.finish(params, rc, async (binding) => {
+        try {
+          await openLogin(binding, browserHash);
+          return undefined;
+        } catch (e) {
+          refused = e;
+          return e instanceof Error ? e.message : 'the sign-in cannot be continued here';
+        }
+      });
+      if (refused !== undefined) throw refused;
       // No organization, no authorization request to go back to: only a page can say so.
       if (done.binding === undefined)
         throw AuthorizeErrors.LOGIN_NOT_FOUND(
@@ -158,7 +171,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
         );
       if (!done.ok && done.reason === 'replayed_state') return replayed(done.binding, browser);
       const loginHash = done.binding;
-      const login = await openLogin(loginHash, browser && (await digest(browser)));
+      const login = await openLogin(loginHash, browserHash);
       const client = await clientOf(login);
       if (!('clientId' in client)) return client;
       // One answer finishes a login; a second (another tab's) finds it used.

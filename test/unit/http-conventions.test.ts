@@ -57,6 +57,24 @@ describe('the organization guard', () => {
     expect(r.json.errors[0].message).toContain('must be an organization ID');
   });
 
+  it('answers 401 or 403 before it validates the body, so a caller without a key learns no schema', async () => {
+    const bad = { body: { name: '', count: 11.5 } };
+    const other = await t.service.ctx.orgs.create('Other');
+    const cases: Array<[number, Record<string, unknown>]> = [
+      [401, { key: null }],
+      [401, { key: 'nope' }],
+      [403, { key: other.apiKey }],
+      [400, {}],
+    ];
+    for (const [status, o] of cases) {
+      const r = await t.call('POST', '/probe/items', { ...bad, ...o });
+      await expectStatus(r, status);
+      if (status !== 400) expect(r.text).not.toContain('body.');
+    }
+    // A body that must be an object and is an array: the route's own transform comes after the guard too.
+    await expectStatus(await t.call('POST', '/probe/items', { body: [], key: null }), 401);
+  });
+
   it('reads header names case-insensitively', async () => {
     const res = await t.service.app.handle(
       new Request('http://localhost/organizations', {

@@ -82,8 +82,8 @@ export function createSsoAuthenticator(deps: {
       }
     },
 
-    async finish(params, rc) {
-      const done = await flow.complete(params, rc, true);
+    async finish(params, rc, accept) {
+      const done = await flow.complete(params, rc, true, accept);
       if (!done.pending)
         return {
           ok: false,

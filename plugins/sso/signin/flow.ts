@@ -235,7 +235,12 @@ export function createSignInFlow(deps: FlowDeps) {
    * The callback's common part: burns the state (of a bound sign-in or not, as `bound` says), verifies
    * the provider's answer and finds or creates the person. A failure is reported before it is returned.
    */
-  async function complete(params: URLSearchParams, rc: RequestContext, bound: boolean): Promise<Completed> {
+  async function complete(
+    params: URLSearchParams,
+    rc: RequestContext,
+    bound: boolean,
+    accept?: (binding: string) => Promise<string | undefined>,
+  ): Promise<Completed> {
     const state = params.get('state') ?? '';
     const burnt = state ? await store.burn(state, bound) : ({ kind: 'unknown' } as const);
     if (burnt.kind === 'unknown') return { ok: false };
@@ -251,6 +256,18 @@ export function createSignInFlow(deps: FlowDeps) {
           `${burnt.kind}_state`,
           'invalid_request',
           `the state was ${burnt.kind === 'replayed' ? 'already used' : 'used too late'}`,
+        ),
+      );
+    // The caller's own check of who sent the answer (the browser that started the sign-in), before the
+    // code is exchanged and a person found or created: a refused answer changes nothing but its state.
+    const refusal = accept && (await accept(pending.binding ?? ''));
+    if (refusal) return failed(new SignInFailure('other_browser', 'access_denied', refusal));
+    if (!params.has('code') && !params.has('error'))
+      return failed(
+        new SignInFailure(
+          'invalid_callback',
+          'invalid_request',
+          "the provider's answer has neither code nor error",
         ),
       );
     try {
@@ -269,6 +286,7 @@ export function createSignInFlow(deps: FlowDeps) {
 
   /** GET /sso/oidc/callback: where the browser goes next (the application's redirect URI), or an error. */
   async function callback(params: URLSearchParams, rc: RequestContext): Promise<string> {
+    if (!params.get('state')) throw SsoSignInErrors.INVALID_STATE('query.state: is required');
     const done = await complete(params, rc, false);
     if (!done.pending) throw SsoSignInErrors.INVALID_STATE('state: no sign-in was started with this state');
     const { pending } = done;

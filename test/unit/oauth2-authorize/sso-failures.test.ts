@@ -372,6 +372,24 @@ describe('the provider round trip in the hosted login', () => {
     const res = await f.callBack(back, stranger.cookie);
     await expectStatus(res, 403);
     expect(res.headers.get('location')).toBeNull();
+    // Refused before the code was exchanged: no person made for the provider's account, the failure said.
+    const ivy = await f.s.call(
+      'GET',
+      `/persons?handle=${encodeURIComponent('email_address:ivy@acme.example')}`,
+    );
+    await expectStatus(ivy, 200);
+    expect(ivy.json.result).toEqual([]);
+    expect(await failedWith('other_browser')).toBeDefined();
+    // Without any cookie, the same.
+    const again = await f.atProvider(
+      (await f.pressButton(await openLogin((await f.begin()).url))).headers.get('location')!,
+    );
+    await expectStatus(await f.callBack(again, ''), 403);
+    const still = await f.s.call(
+      'GET',
+      `/persons?handle=${encodeURIComponent('email_address:ivy@acme.example')}`,
+    );
+    expect(still.json.result).toEqual([]);
   }, 60_000);
 
   it("cannot finish the hosted login's provider answer at SSO sign-in's callback", async () => {

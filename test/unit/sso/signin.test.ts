@@ -137,9 +137,25 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     expect((await failureFor('replayed_state')).failed_authn_method).toBe('oidc');
   });
 
-  it('answers 400 to a state it never issued', async () => {
+  it('answers 400 to a state it never issued, and says a missing state is required', async () => {
     const res = await t.call('GET', '/sso/oidc/callback?state=forged&code=x', { orgId: null, key: null });
     await expectStatus(res, 400);
+    const none = await t.call('GET', '/sso/oidc/callback?code=x', { orgId: null, key: null });
+    await expectStatus(none, 400);
+    expect(none.json.errors[0].message).toBe('query.state: is required');
+  });
+
+  it('answers invalid_request to a provider answer with neither code nor error', async () => {
+    setDecision(alice);
+    const started = await start({ state: 'app-state-1' });
+    const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
+    back.searchParams.delete('code');
+    const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+    await expectStatus(res, 302);
+    const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
+    expect(fragment.get('error')).toBe('invalid_request');
+    expect(fragment.get('error_description')).toBe("the provider's answer has neither code nor error");
+    await failureFor('invalid_callback');
   });
 
   it('refuses an ID token with another nonce', async () => {
