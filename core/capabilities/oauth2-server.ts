@@ -127,6 +127,12 @@ export interface OAuthTokenStore {
   introspect(client: OAuthClient, token: string): Promise<Record<string, unknown> | undefined>;
   /** Revokes the token (and what RFC 7009 says goes with it); true when it was one of this store's. */
   revoke(client: OAuthClient, token: string): Promise<boolean>;
+  /**
+   * Revokes every grant this client holds for the person (of the client's organization) begun at or
+   * before `until` (milliseconds since the epoch), with the access tokens issued in them: what POST
+   * /oauth2/tokens/revoke-all asks of each store. A person the store knows nothing of changes nothing.
+   */
+  revokeAll?(client: OAuthClient, personId: string, until: number): Promise<void>;
 }
 
 /**

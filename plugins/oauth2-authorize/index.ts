@@ -11,7 +11,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
-import { createFamilyRevoker } from './grants/revocation.ts';
+import { createClientPersonRevoker, createFamilyRevoker } from './grants/revocation.ts';
 import { createLogin } from './login.ts';
 import { migrations } from './migrations/index.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
@@ -94,7 +94,15 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
       server.addTokenStore(
-        createRefreshTokenStore({ server, directory, families, revokeFamily, clock, issuer: baseUrl }),
+        createRefreshTokenStore({
+          server,
+          directory,
+          families,
+          revokeFamily,
+          revokeAll: createClientPersonRevoker({ server, storage, clock }),
+          clock,
+          issuer: baseUrl,
+        }),
       );
 
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??
