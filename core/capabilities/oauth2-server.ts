@@ -1,4 +1,5 @@
 import { defineCapability } from '../contract/capabilities.ts';
+import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
 import type { AnalyticsContext } from './person-directory.ts';
 
@@ -86,6 +87,11 @@ export interface AccessTokenRequest {
   scope: string[];
   /** Seconds since the epoch of the person's authentication, when there is one. */
   authTime?: number;
+  /**
+   * Claims added to the payload (the mint API's custom claims and `authenticated_methods`). The token's
+   * own claims above win over them; the caller refuses the names it may not set.
+   */
+  claims?: Readonly<Record<string, JsonValue>>;
 }
 
 /** The claims of an access token (RFC 9068), as signed and as verification answers them. */

@@ -14,6 +14,8 @@ import { refreshTokenGrant } from './grants/refresh-token.ts';
 import { createClientPersonRevoker, createFamilyRevoker } from './grants/revocation.ts';
 import { createLogin } from './login.ts';
 import { migrations } from './migrations/index.ts';
+import { createMint } from './mint.ts';
+import { mintRoutes } from './mint-route.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
 import { revokePersonGrants } from './person-revocation.ts';
 import { authorizeRoutes } from './routes.ts';
@@ -134,8 +136,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
       });
+      const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       return {
-        routes,
+        routes: routes.use(mintRoutes(ctx, mint)),
         attach: [forgetDeletedPerson, revokePersonGrants(server)],
         workers: [
           sweeper({
