@@ -56,7 +56,8 @@ function checked(name: string, value: number, min: number, max: number): number 
 /**
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
- * their refresh tokens for introspection and revocation, and GET /oauth2/userinfo. Requires oauth2Server
+ * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With ssoAuthenticator (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
