@@ -1,4 +1,5 @@
 import { defineCapability } from '../contract/capabilities.ts';
+import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
 import type { AnalyticsContext } from './person-directory.ts';
 
@@ -86,6 +87,11 @@ export interface AccessTokenRequest {
   scope: string[];
   /** Seconds since the epoch of the person's authentication, when there is one. */
   authTime?: number;
+  /**
+   * Claims added to the payload (the mint API's custom claims and `authenticated_methods`). The token's
+   * own claims above win over them; the caller refuses the names it may not set.
+   */
+  claims?: Readonly<Record<string, JsonValue>>;
 }
 
 /** The claims of an access token (RFC 9068), as signed and as verification answers them. */
@@ -127,6 +133,12 @@ export interface OAuthTokenStore {
   introspect(client: OAuthClient, token: string): Promise<Record<string, unknown> | undefined>;
   /** Revokes the token (and what RFC 7009 says goes with it); true when it was one of this store's. */
   revoke(client: OAuthClient, token: string): Promise<boolean>;
+  /**
+   * Revokes every grant this client holds for the person (of the client's organization) begun at or
+   * before `until` (milliseconds since the epoch), with the access tokens issued in them: what POST
+   * /oauth2/tokens/revoke-all asks of each store. A person the store knows nothing of changes nothing.
+   */
+  revokeAll?(client: OAuthClient, personId: string, until: number): Promise<void>;
 }
 
 /**

@@ -58,6 +58,18 @@ export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'amr',
 ]);
 
+/**
+ * The claims of an RFC 9068 access token beyond the registered ones (§2.2): the server sets them from the
+ * grant, so a caller's custom claims may not (a `scope` of their own would widen the grant).
+ */
+export const ACCESS_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
+  'client_id',
+  'scope',
+  'auth_time',
+  'acr',
+  'amr',
+]);
+
 /** The claim that carries a person's groups until the organization names another. */
 export const DEFAULT_GROUPS_CLAIM = 'groups';
 

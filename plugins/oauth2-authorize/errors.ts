@@ -1,6 +1,7 @@
 import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
 
 const detail = (message: string) => message;
+const shown = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
 /**
  * What the authorization endpoint answers with an HTML page rather than a redirect: problems found
@@ -27,6 +28,23 @@ export const AuthorizeErrors = defineErrors({
   INVALID_TOKEN: { status: 401, message: detail },
   /** Userinfo: the access token was not granted the openid scope. */
   INSUFFICIENT_SCOPE: { status: 403, message: detail },
+  /** Mint: client_id names no client of this organization. */
+  MINT_CLIENT_NOT_FOUND: {
+    status: 404,
+    message: (clientId: string) => `client_id: no OAuth 2.0 client ${shown(clientId)} in this organization`,
+  },
+  /** Mint: person_id names no person of this organization (never one, or deleted). */
+  MINT_PERSON_NOT_FOUND: {
+    status: 404,
+    message: (personId: string) => `person_id: no person ${shown(personId)} in this organization`,
+  },
+  /** Mint: the person is disabled; enable them first. */
+  MINT_PERSON_DISABLED: {
+    status: 400,
+    message: (personId: string) => `person_id: person ${personId} is disabled and gets no tokens`,
+  },
+  /** Mint: a scope the client may not have, offline_access without the refresh grant, a reserved claim. */
+  INVALID_MINT_REQUEST: { status: 400, message: detail },
 });
 
 export type AuthorizeErrorCode = ErrorCodeOf<typeof AuthorizeErrors>;

@@ -11,9 +11,11 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
-import { createFamilyRevoker } from './grants/revocation.ts';
+import { createClientPersonRevoker, createFamilyRevoker } from './grants/revocation.ts';
 import { createLogin } from './login.ts';
 import { migrations } from './migrations/index.ts';
+import { createMint } from './mint.ts';
+import { mintRoutes } from './mint-route.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
 import { revokePersonGrants } from './person-revocation.ts';
 import { authorizeRoutes } from './routes.ts';
@@ -54,7 +56,8 @@ function checked(name: string, value: number, min: number, max: number): number 
 /**
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
- * their refresh tokens for introspection and revocation, and GET /oauth2/userinfo. Requires oauth2Server
+ * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With ssoAuthenticator (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
@@ -94,7 +97,15 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
       server.addTokenStore(
-        createRefreshTokenStore({ server, directory, families, revokeFamily, clock, issuer: baseUrl }),
+        createRefreshTokenStore({
+          server,
+          directory,
+          families,
+          revokeFamily,
+          revokeAll: createClientPersonRevoker({ server, storage, clock }),
+          clock,
+          issuer: baseUrl,
+        }),
       );
 
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??
@@ -126,8 +137,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
       });
+      const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       return {
-        routes,
+        routes: routes.use(mintRoutes(ctx, mint)),
         attach: [forgetDeletedPerson, revokePersonGrants(server)],
         workers: [
           sweeper({

@@ -6,20 +6,22 @@ import {
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
-import type { FamilyRevoker } from './grants/revocation.ts';
+import type { ClientPersonRevoker, FamilyRevoker } from './grants/revocation.ts';
 import type { FamilyStore } from './store/families.ts';
 
 /**
  * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another
  * organization is not this store's to answer for; one of a deleted client, or of a person disabled or
  * deleted, is inactive. Revoking a refresh token revokes its family: every refresh token of the grant and
- * the access tokens issued in it. Only its own client may revoke it.
+ * the access tokens issued in it. Only its own client may revoke it. revokeAll revokes every family of a
+ * client and person.
  */
 export function createRefreshTokenStore(deps: {
   server: OAuth2Server;
   directory: PersonDirectory;
   families: FamilyStore;
   revokeFamily: FamilyRevoker;
+  revokeAll: ClientPersonRevoker;
   clock: Clock;
   issuer: string;
 }): OAuthTokenStore {
@@ -64,5 +66,7 @@ export function createRefreshTokenStore(deps: {
       await deps.revokeFamily(found.family);
       return true;
     },
+
+    revokeAll: deps.revokeAll,
   };
 }

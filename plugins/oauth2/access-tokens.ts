@@ -59,6 +59,7 @@ export function createAccessTokens(deps: {
     const { client } = request;
     const iat = Math.floor(clock.now() / 1000);
     const claims: AccessTokenClaims & JWTPayload = {
+      ...request.claims,
       iss: issuer,
       sub: request.subject,
       aud: issuer,

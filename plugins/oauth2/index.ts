@@ -110,7 +110,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         }),
       };
       // Optional and read at each introspection: the persons plugin may be set up after this one.
-      const endpoints = tokenEndpoints(deps, accessTokens, () => ctx.capability(personDirectory));
+      const endpoints = tokenEndpoints(deps, accessTokens, () => ctx.capability(personDirectory), ctx.clock);
       return {
         routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),

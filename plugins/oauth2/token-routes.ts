@@ -1,9 +1,11 @@
 import { Elysia } from 'elysia';
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { DirectRoute } from '../../core/http/direct-routes.ts';
+import type { Clock } from '../../core/ports/clock.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
 import type { OAuthAnswer } from './responses.ts';
+import { revokeAllEndpoint } from './revoke-all.ts';
 import { type EndpointDeps, type OAuthEndpoint, tokenEndpoint, whenReady } from './token-endpoint.ts';
 
 const TAGS = ['OAuth2'];
@@ -103,6 +105,7 @@ export function tokenEndpoints(
   deps: EndpointDeps,
   accessTokens: AccessTokens,
   persons: () => PersonDirectory | undefined,
+  clock: Clock,
 ) {
   return [
     { path: '/oauth2/tokens', endpoint: tokenEndpoint(deps), cors: true },
@@ -112,13 +115,15 @@ export function tokenEndpoints(
       cors: false,
     },
     { path: '/oauth2/tokens/revoke', endpoint: revocationEndpoint(deps, accessTokens), cors: true },
+    // For servers (confidential clients only): no CORS.
+    { path: '/oauth2/tokens/revoke-all', endpoint: revokeAllEndpoint(deps, clock), cors: false },
   ] as const;
 }
 
 type Endpoints = ReturnType<typeof tokenEndpoints>;
 
 /**
- * The three endpoints as direct routes: the front door answers their requests ahead of the app, so a
+ * The endpoints as direct routes: the front door answers their requests ahead of the app, so a
  * grant costs its own work and little else (the token endpoint is the service's busiest route).
  */
 export function tokenDirectRoutes(endpoints: Endpoints): DirectRoute[] {
@@ -149,10 +154,11 @@ export function tokenRoutes(endpoints: Endpoints) {
       Object.assign(set.headers, headersOf(answer, request, cors));
       return answer.body;
     };
-  const [token, introspect, revoke] = [
+  const [token, introspect, revoke, revokeAll] = [
     answering(endpoints[0]),
     answering(endpoints[1]),
     answering(endpoints[2]),
+    answering(endpoints[3]),
   ];
   const preflight = ({ set }: { set: Set }) => {
     set.status = 204;
@@ -288,6 +294,29 @@ export function tokenRoutes(endpoints: Endpoints) {
             ...credentials,
           },
           ['token'],
+        ),
+        responses: { 200: { description: 'Revoked, or nothing to revoke' }, ...errors },
+      },
+    })
+    .post('/oauth2/tokens/revoke-all', revokeAll, {
+      parse: 'none',
+      detail: {
+        operationId: 'PostOauth2TokensRevokeAll',
+        summary: "Revoke a client's tokens for a person",
+        description:
+          "For confidential clients (authenticated as at the token endpoint; a public client is invalid_client). Revokes every grant this client holds for the person that began at or before until (default: now), whole: its refresh tokens stop working and the access tokens issued in it stop being active (introspection, userinfo). Another client's tokens are untouched. A person this client holds nothing for (unknown, of another organization) answers 200 and changes nothing, as revocation of an unknown token does. A bad or repeated parameter is invalid_request naming it.",
+        tags: TAGS,
+        security,
+        requestBody: form(
+          {
+            person_id: { type: 'string', description: 'The person (a UUID)' },
+            until: {
+              type: 'string',
+              description: 'RFC 3339 date-time; grants begun after it are kept. Default: now.',
+            },
+            ...credentials,
+          },
+          ['person_id'],
         ),
         responses: { 200: { description: 'Revoked, or nothing to revoke' }, ...errors },
       },

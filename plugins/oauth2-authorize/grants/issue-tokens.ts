@@ -6,6 +6,7 @@ import {
 } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import { randomSecret } from '../../../core/ids.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import type { FamilyStore, IssuedAccess } from '../store/families.ts';
 
 /** How refresh tokens look: a prefix secret scanners can recognise, then 256 random bits. */
@@ -36,13 +37,24 @@ export async function requireActivePerson(directory: PersonDirectory, orgId: str
  */
 export async function issueTokens(
   deps: TokenIssuing,
-  o: { client: OAuthClient; familyId: string; personId: string; scope: string[]; authTime: number },
+  o: {
+    client: OAuthClient;
+    familyId: string;
+    personId: string;
+    scope: string[];
+    authTime: number;
+    /** Claims added to the access token (the mint API's). */
+    claims?: Readonly<Record<string, JsonValue>>;
+    /** Whether to add a refresh token. @default whether the client may use the refresh_token grant */
+    refresh?: boolean;
+  },
 ): Promise<{ response: OAuthTokenResponse; access: IssuedAccess }> {
   const signed = await deps.server.signAccessToken({
     client: o.client,
     subject: o.personId,
     scope: o.scope,
     authTime: o.authTime,
+    ...(o.claims ? { claims: o.claims } : {}),
   });
   const access = { jti: signed.claims.jti, exp: signed.claims.exp };
   const response: OAuthTokenResponse = {
@@ -51,7 +63,7 @@ export async function issueTokens(
     expires_in: signed.expiresIn,
     scope: o.scope.join(' '),
   };
-  if (o.client.grantTypes.includes('refresh_token')) {
+  if (o.refresh ?? o.client.grantTypes.includes('refresh_token')) {
     const refresh = randomSecret(REFRESH_PREFIX);
     const lifetime = o.client.refreshTokenLifetime ?? deps.refreshLifetime;
     await deps.families.addRefresh(o.familyId, refresh, lifetime * 1000, access);

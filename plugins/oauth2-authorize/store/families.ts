@@ -4,7 +4,7 @@ import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
-import { digest, scopeList } from './digest.ts';
+import { digest, scopeList, scopeText } from './digest.ts';
 
 /** A grant to a client on behalf of a person, as a refresh sees it. */
 export interface Family {
@@ -94,6 +94,40 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     async family(familyId: string): Promise<Family | undefined> {
       const [row] = await storage.db.select().from(f).where(eq(f.familyId, familyId)).limit(1);
       return row ? familyOf(row) : undefined;
+    },
+
+    /** Begins a family: a grant to the client for the person (the mint API's; a code begins its own). */
+    async begin(o: Omit<Family, 'familyId' | 'revoked'>): Promise<string> {
+      const familyId = crypto.randomUUID();
+      await storage.db.insert(f).values({
+        familyId,
+        orgId: o.orgId,
+        clientId: o.clientId,
+        personId: o.personId,
+        scope: scopeText(o.scope),
+        methods: scopeText(o.methods),
+        authTime: o.authTime,
+        createdAt: clock.now(),
+      });
+      return familyId;
+    },
+
+    /**
+     * Records an access token issued in the family without a refresh token, so that revoking the
+     * family revokes it too. It takes a refresh-token row already spent, whose token nobody holds (the
+     * digest of a secret thrown away): never presentable, kept as long as the access token lives.
+     */
+    async recordAccess(familyId: string, access: IssuedAccess): Promise<void> {
+      const now = clock.now();
+      await inserts.add({
+        tokenHash: await digest(crypto.randomUUID()),
+        familyId,
+        issuedAt: now,
+        expiresAt: access.exp * 1000,
+        spentAt: now,
+        accessJti: access.jti,
+        accessExp: access.exp,
+      });
     },
 
     /**

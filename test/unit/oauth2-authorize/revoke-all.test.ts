@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import type * as oauth from 'oauth4webapi';
+import { expectStatus } from '../../helpers/expect-status.ts';
+import {
+  type AuthorizeService,
+  basic,
+  discover,
+  exchange,
+  expectOAuthError,
+  type MadeClient,
+  obtainCode,
+  postForm,
+  startAuthorizeService,
+} from './fixture.ts';
+import { tokenChecks } from './resource-server.ts';
+
+let s: AuthorizeService;
+let check: ReturnType<typeof tokenChecks>;
+let as: oauth.AuthorizationServer;
+beforeAll(async () => {
+  s = await startAuthorizeService();
+  as = await discover(s);
+  const resourceServer = await s.createClient({ grant_types: ['client_credentials'], redirect_uris: [] });
+  check = tokenChecks(s, as, resourceServer);
+});
+afterAll(() => s.stop());
+
+type Person = Awaited<ReturnType<AuthorizeService['person']>>;
+
+/** A person signed in for the client: the access and refresh tokens of one grant. */
+async function grant(client: MadeClient, person: Person) {
+  const { code, verifier } = await obtainCode(s, client, { scope: 'openid read' }, person);
+  const res = await exchange(s, client, code, verifier);
+  await expectStatus(res, 200);
+  return res.json as { access_token: string; refresh_token: string };
+}
+
+const revokeAll = (client: MadeClient, form: Record<string, string>) =>
+  postForm(s, '/oauth2/tokens/revoke-all', client, form);
+
+/** Asserts the grant's tokens are revoked: inactive at introspection and userinfo, refused at refresh. */
+async function expectRevoked(client: MadeClient, tokens: { access_token: string; refresh_token: string }) {
+  expect(await check.introspect(tokens.access_token)).toEqual({ active: false });
+  expect(await check.introspect(tokens.refresh_token)).toEqual({ active: false });
+  await expectStatus(await check.userinfo(tokens.access_token), 401);
+  await expectOAuthError(await check.refresh(client, tokens.refresh_token), 400, 'invalid_grant', /revoked/);
+}
+
+async function expectActive(tokens: { access_token: string; refresh_token: string }) {
+  expect(await check.introspect(tokens.access_token)).toMatchObject({ active: true });
+  expect(await check.introspect(tokens.refresh_token)).toMatchObject({ active: true });
+  await expectStatus(await check.userinfo(tokens.access_token), 200);
+}
+
+describe('POST /oauth2/tokens/revoke-all', () => {
+  it("revokes every grant of the client for the person, and spares another client's and person's", async () => {
+    const client = await s.createClient();
+    const other = await s.createClient();
+    const [person, bystander] = [await s.person(), await s.person()];
+    const first = await grant(client, person);
+    const second = await grant(client, person);
+    const otherClients = await grant(other, person);
+    const otherPersons = await grant(client, bystander);
+
+    const res = await revokeAll(client, { person_id: person.personId });
+    await expectStatus(res, 200);
+    expect(res.text).toBe('');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+
+    await expectRevoked(client, first);
+    await expectRevoked(client, second);
+    await expectActive(otherClients);
+    await expectActive(otherPersons);
+    // A later sign-in starts a new grant, which works.
+    await expectActive(await grant(client, person));
+  });
+
+  it('keeps the grants begun after until, and revokes those begun at or before it', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const early = await grant(client, person);
+    await new Promise((r) => setTimeout(r, 20));
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const late = await grant(client, person);
+
+    await expectStatus(await revokeAll(client, { person_id: person.personId, until: between }), 200);
+    await expectRevoked(client, early);
+    await expectActive(late);
+  });
+
+  it('takes an until with an offset, as RFC 3339 allows', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    const res = await revokeAll(client, { person_id: person.personId, until: '2999-01-01T00:00:00+02:00' });
+    await expectStatus(res, 200);
+    await expectRevoked(client, tokens);
+  });
+
+  it('answers 200 and changes nothing for a person of another organization', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    const { organization, apiKey } = await s.service.ctx.orgs.create('Other');
+    const foreign = await s.createClient({}, { orgId: organization.id, key: apiKey });
+
+    await expectStatus(await revokeAll(foreign, { person_id: person.personId }), 200);
+    await expectActive(tokens);
+  });
+
+  it('answers 200 for a person the client holds nothing for', async () => {
+    const client = await s.createClient();
+    await expectStatus(await revokeAll(client, { person_id: crypto.randomUUID() }), 200);
+  });
+});
+
+describe('POST /oauth2/tokens/revoke-all refusals', () => {
+  let client: MadeClient;
+  beforeAll(async () => {
+    client = await s.createClient();
+  });
+
+  it('refuses a missing person_id', async () => {
+    await expectOAuthError(await revokeAll(client, {}), 400, 'invalid_request', /person_id is required/);
+  });
+
+  it('refuses a person_id that is not a UUID', async () => {
+    const res = await revokeAll(client, { person_id: 'bob' });
+    await expectOAuthError(res, 400, 'invalid_request', /person_id must be a UUID/);
+  });
+
+  it('refuses an until that is not an RFC 3339 date-time', async () => {
+    for (const until of ['yesterday', '2024-02-30T00:00:00Z', '2024-05-01 12:00:00Z', '1714564800']) {
+      const res = await revokeAll(client, { person_id: crypto.randomUUID(), until });
+      await expectOAuthError(res, 400, 'invalid_request', /until must be an RFC 3339 date-time/);
+    }
+  });
+
+  it('refuses a parameter given twice, naming it', async () => {
+    const id = crypto.randomUUID();
+    const res = await fetch(`${s.url}/oauth2/tokens/revoke-all`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basic(client.client_id, client.client_secret!),
+      },
+      body: `person_id=${id}&person_id=${id}`,
+    });
+    const text = await res.text();
+    await expectOAuthError(
+      { status: res.status, json: JSON.parse(text), text },
+      400,
+      'invalid_request',
+      /"person_id" is given more than once/,
+    );
+  });
+
+  it('refuses a wrong secret with 401 and the Basic challenge', async () => {
+    const res = await revokeAll({ ...client, client_secret: 'wrong' }, { person_id: crypto.randomUUID() });
+    await expectOAuthError(res, 401, 'invalid_client');
+    expect(res.headers.get('www-authenticate')).toStartWith('Basic ');
+  });
+
+  it('takes the credentials in the form, as the revocation endpoint does', async () => {
+    const res = await fetch(`${s.url}/oauth2/tokens/revoke-all`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: client.client_id,
+        client_secret: client.client_secret!,
+        person_id: crypto.randomUUID(),
+      }).toString(),
+    });
+    await expectStatus(res, 200);
+  });
+
+  it('refuses a public client, which anybody could impersonate by its client_id', async () => {
+    const pub = await s.createClient({ public: true });
+    const res = await revokeAll(pub, { person_id: crypto.randomUUID() });
+    await expectOAuthError(res, 401, 'invalid_client', /public/);
+  });
+});
