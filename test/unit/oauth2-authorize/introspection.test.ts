@@ -12,6 +12,7 @@ import {
   refresh,
   startAuthorizeService,
 } from './fixture.ts';
+import { tokenChecks } from './resource-server.ts';
 
 let s: AuthorizeService;
 let as: oauth.AuthorizationServer;
@@ -25,18 +26,7 @@ beforeAll(async () => {
 afterAll(() => s.stop());
 
 /** RFC 7662 introspection by the resource server, through oauth4webapi. */
-async function introspect(token: string) {
-  const client = { client_id: resourceServer.client_id };
-  const res = await oauth.introspectionRequest(
-    as,
-    client,
-    oauth.ClientSecretBasic(resourceServer.client_secret!),
-    token,
-    opts,
-  );
-  await expectStatus(res, 200);
-  return oauth.processIntrospectionResponse(as, client, res);
-}
+const introspect = (token: string) => tokenChecks(s, as, resourceServer).introspect(token);
 
 /** A person signed in for the client: the access and refresh tokens of the grant. */
 async function grant(client: MadeClient, person?: Awaited<ReturnType<AuthorizeService['person']>>) {
