@@ -26,31 +26,36 @@ const nothing = () => {};
  */
 export const BUFFERED_BODY_MAX = 64 * 1024;
 
+/** `work` if it settles within `timeoutMs`; else `stop()` is called and the 408 rejects. */
+async function within<T>(work: Promise<T>, timeoutMs: number, stop: () => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stop();
+      reject(timedOut(timeoutMs));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([work, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Reads a small declared body whole, within `timeoutMs`: the runtime delivers no more than the declared
  * length, so only the time needs watching. Rejects with the 408 when the body stalls.
  */
 async function buffered(request: Request, body: ReadableStream, timeoutMs: number): Promise<AdmittedRequest> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      void body.cancel().catch(nothing);
-      reject(timedOut(timeoutMs));
-    }, timeoutMs);
+  const bytes = await within(request.arrayBuffer(), timeoutMs, () => void body.cancel().catch(nothing));
+  if (bytes.byteLength === 0) return { request: bodiless(request), settle: nothing };
+  // No signal: the body has arrived whole, and reading `signal` makes the runtime build one per request.
+  const admitted = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: bytes,
   });
-  try {
-    const bytes = await Promise.race([request.arrayBuffer(), stalled]);
-    if (bytes.byteLength === 0) return { request: bodiless(request), settle: nothing };
-    // No signal: the body has arrived whole, and reading `signal` makes the runtime build one per request.
-    const admitted = new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: bytes,
-    });
-    return { request: admitted, settle: nothing };
-  } finally {
-    clearTimeout(timer);
-  }
+  return { request: admitted, settle: nothing };
 }
 
 /**
@@ -69,30 +74,19 @@ function bodiless(request: Request): Request {
  */
 async function firstChunk(body: ReadableStream<Uint8Array>, timeoutMs: number) {
   const reader = body.getReader();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      void reader.cancel().catch(nothing);
-      reject(timedOut(timeoutMs));
-    }, timeoutMs);
+  const first = await within(reader.read(), timeoutMs, () => void reader.cancel().catch(nothing));
+  if (first.done) return null;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
   });
-  try {
-    const first = await Promise.race([reader.read(), stalled]);
-    if (first.done) return null;
-    return new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(first.value);
-      },
-      async pull(controller) {
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
