@@ -165,6 +165,8 @@ export function createLogin(deps: LoginDeps) {
         analytics_metadata: analyticsMetadata(rc.analytics),
         browser_metadata: rc.browser,
         ...(person ? { person_id: person.personId, region: person.region } : {}),
+        // Authenticated already: the token was refused after the method succeeded.
+        authenticated_methods: [who.method],
         failed_authn_method: who.method,
         failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
         failure_detail: message,

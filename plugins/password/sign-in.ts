@@ -80,11 +80,14 @@ export function createSignIn(deps: SignInDeps) {
     reason: FailureReason,
     detail: string,
     person?: PersonRecord,
+    /** The methods that had succeeded when it failed (the password, before the token was refused). */
+    authenticated?: string[],
   ) {
     await events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
       browser_metadata: rc.browser,
       ...(person ? { person_id: person.personId, region: person.region } : {}),
+      ...(authenticated ? { authenticated_methods: authenticated } : {}),
       failed_authn_method: 'password',
       failure_reason: reason,
       failure_detail: detail,
@@ -204,6 +207,7 @@ export function createSignIn(deps: SignInDeps) {
         blocked ? 'token_blocked' : 'token_not_issued',
         error instanceof Error ? error.message : 'the token could not be issued',
         person,
+        ['password'],
       );
       throw error;
     }

@@ -39,6 +39,8 @@ export class SignInFailure extends Error {
     readonly error: 'access_denied' | 'server_error' | 'invalid_request',
     message: string,
     readonly person?: PersonRecord,
+    /** The methods that had succeeded when it failed (the provider's, before the token was refused). */
+    readonly authenticated?: string[],
   ) {
     super(message);
   }
@@ -226,6 +228,7 @@ export function createSignInFlow(deps: FlowDeps) {
       analytics_metadata: analyticsMetadata(rc.analytics),
       browser_metadata: rc.browser,
       ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
+      ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
       failed_authn_method: 'oidc',
       failure_reason: f.reason,
       failure_detail: f.message,
@@ -316,6 +319,7 @@ export function createSignInFlow(deps: FlowDeps) {
         blocked ? 'access_denied' : 'server_error',
         e instanceof Error ? e.message : 'the token could not be issued',
         person,
+        ['oidc'],
       );
       await reportFailure(orgId, f, rc);
       return back(f);

@@ -175,5 +175,6 @@ describe('the hosted form', () => {
       (e) => e.person_id === person.personId && e.failure_reason === 'token_blocked',
     );
     expect(failed).toHaveLength(1);
+    expect(failed[0]?.authenticated_methods).toEqual(['password']);
   });
 });

@@ -357,7 +357,7 @@ describe('the provider round trip in the hosted login', () => {
       await expectStatus(res, 400);
       expect(res.headers.get('location')).toBeNull();
       expect(messageOf(html)).toBe('hal may not use this application');
-      expect(await failedWith('token_blocked')).toBeDefined();
+      expect((await failedWith('token_blocked'))?.authenticated_methods).toEqual(['oidc']);
     } finally {
       f.s.hook.answer = () => undefined;
     }

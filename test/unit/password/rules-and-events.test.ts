@@ -125,6 +125,8 @@ describe('authentication events', () => {
     const [failed] = await svc.eventsNamed('AuthenticationFailed_v1');
     expect(failed).toMatchObject({
       person_id: p.personId,
+      // The password had succeeded: the spec's authenticated_methods, for a failure after authenticating.
+      authenticated_methods: ['password'],
       failure_reason: 'token_blocked',
       failure_detail: 'the token_minted webhook refused the token',
     });
