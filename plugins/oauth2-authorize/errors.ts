@@ -26,6 +26,8 @@ export const AuthorizeErrors = defineErrors({
   TOO_MANY_REQUESTS: { status: 429, message: detail },
   /** Userinfo: no bearer token (a bare challenge), or one that is not an active access token of this deployment. */
   INVALID_TOKEN: { status: 401, message: detail },
+  /** Userinfo: an Authorization header of the Bearer scheme that does not carry one token (RFC 6750 §3.1). */
+  MALFORMED_BEARER: { status: 400, message: detail },
   /** Userinfo: the access token was not granted the openid scope. */
   INSUFFICIENT_SCOPE: { status: 403, message: detail },
   /** Mint: client_id names no client of this organization. */

@@ -17,7 +17,10 @@ export interface UserInfo {
 }
 
 /** RFC 6750 §3: the challenge that says why a bearer token was refused. */
-const challenge = (error: 'invalid_token' | 'insufficient_scope', description: string) => ({
+const challenge = (
+  error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+) => ({
   'www-authenticate': `Bearer error="${error}", error_description="${description.replaceAll('"', "'")}"`,
 });
 
@@ -52,7 +55,11 @@ export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDi
     const token = bearerOf(authorization);
     if (!token) {
       if (authorization === null || !isBearer(authorization)) throw unauthenticated();
-      throw invalid('the Authorization header must be Bearer and one access token');
+      // A malformed request (RFC 6750 §3.1 invalid_request, 400), not a token to refuse.
+      const description = 'the Authorization header must be Bearer and one access token';
+      throw AuthorizeErrors.MALFORMED_BEARER.with({ headers: challenge('invalid_request', description) })(
+        description,
+      );
     }
     const claims = await deps.server.verifyAccessToken(token);
     if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');

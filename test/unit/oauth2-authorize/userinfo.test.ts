@@ -106,10 +106,16 @@ describe('GET and POST /oauth2/userinfo', () => {
   });
 
   it('answers 401 invalid_token to a bearer token that is present but not valid', async () => {
-    for (const header of ['Bearer not-a-token', 'Bearer', 'Bearer a b']) {
+    const res = await userinfo('Bearer not-a-token');
+    await expectStatus(res, 401);
+    expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_token"');
+  });
+
+  it('answers 400 invalid_request to a Bearer header that does not carry one token (RFC 6750 3.1)', async () => {
+    for (const header of ['Bearer', 'Bearer a b', 'Bearer  ']) {
       const res = await userinfo(header);
-      await expectStatus(res, 401);
-      expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_token"');
+      await expectStatus(res, 400);
+      expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_request"');
     }
   });
 
