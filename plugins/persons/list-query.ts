@@ -25,6 +25,20 @@ const joined = (value: string | string[]) => (Array.isArray(value) ? value.join(
 const boolean = (description: string) =>
   v.optional(v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.description(description)));
 
+const fieldsParam = list(
+  'Comma-separated optional fields to include: handles, groups (both by default; attributes is refused: persons have no attributes here)',
+);
+
+/** The query of GET /persons/{person_id}: the reference's `fields` alone. */
+export const PersonQuery = v.strictObject(
+  { fields: fieldsParam },
+  'is not a parameter of this operation (accepted: fields)',
+);
+
+/** The members a GET of one person answers, from its `fields`. */
+export const personFieldsOf = (query: v.InferOutput<typeof PersonQuery>) =>
+  fieldsOf(query.fields === undefined ? undefined : joined(query.fields));
+
 /** The query of GET /persons, as documented; values are checked by `parseListQuery`, naming the rule. */
 export const ListQuery = v.strictObject(
   {
@@ -47,9 +61,7 @@ export const ListQuery = v.strictObject(
       v.pipe(v.string(), v.description('type:value, such as email_address:ann@example.com')),
     ),
     ids: list(`Comma-separated person IDs, at most ${IDS_MAX}`),
-    fields: list(
-      'Comma-separated optional fields to include: handles, groups (both by default; attributes is refused: persons have no attributes here)',
-    ),
+    fields: fieldsParam,
     filter: list(`Must be ${FILTER_RULE}`),
     all_regions: boolean(
       'Default true: every person. false: only persons whose region is the deployment REGION (this deployment holds every region’s persons itself)',
@@ -105,7 +117,7 @@ function idsOf(text: string): string[] {
   return [...new Set(ids.map((id) => id.toLowerCase()))];
 }
 
-function fieldsOf(text: string | undefined): PersonsListRequest['fields'] {
+export function fieldsOf(text: string | undefined): PersonsListRequest['fields'] {
   if (text === undefined) return { handles: true, groups: true };
   const names = text === '' ? [] : text.split(',').map((s) => s.trim());
   for (const [i, name] of names.entries()) {

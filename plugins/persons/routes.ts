@@ -30,7 +30,9 @@ import {
   ListQuery,
   MAX_PAGE,
   OFFSET_MAX,
+  PersonQuery,
   parseListQuery,
+  personFieldsOf,
 } from './list-query.ts';
 import type { PersonStore } from './store.ts';
 
@@ -168,14 +170,18 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     )
     .get(
       '/persons/:person_id',
-      async ({ org, params }) => ok(personJson(await store.get(org.id, personIdOf(params.person_id)))),
+      async ({ org, params, query }) =>
+        ok(listedPersonJson(await store.get(org.id, personIdOf(params.person_id)), personFieldsOf(query))),
       {
         apiKey: true,
         params: PersonIdParams,
-        response: { 200: resultOf(PersonSchema), ...errorResponses },
+        query: PersonQuery,
+        response: { 200: resultOf(ListedPersonSchema), ...errorResponses },
         detail: {
           operationId: 'GetPersonsPersonId',
           summary: 'Get a person',
+          description:
+            'fields=handles,groups picks the optional members answered (both by default; an empty value answers neither).',
           tags: TAGS,
           security: SECURITY,
         },

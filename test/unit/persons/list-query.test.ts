@@ -204,3 +204,26 @@ describe('GET /persons all_regions', () => {
     );
   });
 });
+
+describe('GET /persons/{person_id} with fields', () => {
+  it('answers the optional members fields names, both by default, and refuses others', async () => {
+    const get = (query: string) => t.call('GET', `/persons/${p[1]}${query}`);
+    const full = await get('');
+    await expectStatus(full, 200);
+    expect(full.json.result).toMatchObject({ person_id: p[1], groups: ['G1'] });
+    expect(full.json.result.handles).toHaveLength(1);
+    const handlesOnly = await get('?fields=handles');
+    await expectStatus(handlesOnly, 200);
+    expect(Object.keys(handlesOnly.json.result)).toContain('handles');
+    expect(Object.keys(handlesOnly.json.result)).not.toContain('groups');
+    const neither = await get('?fields=');
+    expect(Object.keys(neither.json.result)).not.toContain('handles');
+    expect(Object.keys(neither.json.result)).not.toContain('groups');
+    const attributes = await get('?fields=attributes');
+    await expectStatus(attributes, 400);
+    expect(attributes.json.errors[0].message).toContain('query.fields');
+    const unknown = await get('?limit=1');
+    await expectStatus(unknown, 400);
+    expect(unknown.json.errors[0].message).toContain('accepted: fields');
+  });
+});
