@@ -98,7 +98,7 @@ export const UiConfigurationSchema = v.objectWithRest(
     textOverrides: v.optional(
       stringMap(
         500,
-        'Texts of the page by key (see the README): heading, handle_label, password_label, submit, sso_button (with {name}), help_link, error_note. Other keys are stored but unused.',
+        'Texts of the hosted login by key: handle_label, password_label, submit, sso_button ({name} is the provider), help_link. Other keys are stored but unused.',
       ),
     ),
     themeVars: v.optional(stringMap(200, 'Stored and answered; the hosted login does not use them.')),
