@@ -22,6 +22,33 @@ export interface OAuthClient {
   accessTokenLifetime?: number;
   /** Seconds its refresh tokens live (its refresh_token_duration, else the deployment's default). */
   refreshTokenLifetime?: number;
+  /** How the hosted login looks for this client (PUT /oauth2/clients/{id}/ui-configuration); {} when never set. */
+  ui?: OAuthClientUiConfiguration;
+}
+
+/** The handle types a hosted login may accept. */
+export const HOSTED_HANDLE_TYPES = ['email_address', 'phone_number', 'username'] as const;
+export type HostedHandleType = (typeof HOSTED_HANDLE_TYPES)[number];
+
+/**
+ * A client's hosted-UI configuration as stored, validated when written (the reference's
+ * OAuthClientUIConfiguration). The hosted login reads the named members below; every other member is
+ * kept and answered as given.
+ */
+export interface OAuthClientUiConfiguration {
+  pageTitle?: string;
+  pageBackgroundColor?: string;
+  logoUrl?: string;
+  faviconUrl?: string;
+  supportURL?: string;
+  alternativeAuthURL?: string;
+  textOverrides?: Record<string, string>;
+  themeVars?: Record<string, string>;
+  handleTypes?: HostedHandleType[];
+  dynamicFlowEnabled?: boolean;
+  showBadge?: boolean;
+  storeLastFactor?: boolean;
+  [member: string]: unknown;
 }
 
 /**

@@ -4,16 +4,26 @@
 import { constantTimeEqual, randomSecret } from '../ids.ts';
 import { escapeHtml } from './html.ts';
 
-const CSS = `*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}main{width:100%;max-width:26rem;margin:1rem;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-size:.875rem;font-weight:600;margin:1rem 0 .25rem}input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid #6b7280;border-radius:.5rem}input:focus{outline:2px solid #2563eb;outline-offset:1px}button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}button:hover{background:#1e40af}.error{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#fef2f2;color:#991b1b}.done{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#f0fdf4;color:#166534}p.note{color:#374151;font-size:.875rem}.sso{margin-top:1.5rem;padding-top:.5rem;border-top:1px solid #e5e7eb}.sso button{margin-top:.75rem;color:#111827;background:#fff;border:1px solid #d1d5db}.sso button:hover,.sso button:focus{background:#f3f4f6}button:focus{outline:2px solid #2563eb;outline-offset:2px}.login button{background:#2563eb}.login button:hover{background:#1d4ed8}`;
+const CSS = `*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}main{width:100%;max-width:26rem;margin:1rem;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-size:.875rem;font-weight:600;margin:1rem 0 .25rem}input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid #6b7280;border-radius:.5rem}input:focus{outline:2px solid #2563eb;outline-offset:1px}.logo{display:block;max-width:100%;max-height:4rem;margin:0 auto 1rem}.help{font-size:.875rem}button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}button:hover{background:#1e40af}.error{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#fef2f2;color:#991b1b}.done{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#f0fdf4;color:#166534}p.note{color:#374151;font-size:.875rem}.sso{margin-top:1.5rem;padding-top:.5rem;border-top:1px solid #e5e7eb}.sso button{margin-top:.75rem;color:#111827;background:#fff;border:1px solid #d1d5db}.sso button:hover,.sso button:focus{background:#f3f4f6}button:focus{outline:2px solid #2563eb;outline-offset:2px}.login button{background:#2563eb}.login button:hover{background:#1d4ed8}`;
 
 let styleHash: Promise<string> | undefined;
 
+/** The CSP source that allows one inline stylesheet: `'sha256-...'` of its text. */
+export async function styleSourceOf(css: string): Promise<string> {
+  const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(css));
+  return `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`;
+}
+
 /** The CSP source of the inline stylesheet: `'sha256-...'`. */
 export function pageStyleSource(): Promise<string> {
-  styleHash ??= crypto.subtle
-    .digest('SHA-256', new TextEncoder().encode(CSS))
-    .then((d) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`);
+  styleHash ??= styleSourceOf(CSS);
   return styleHash;
+}
+
+/** What a page adds to the policy: the hashes of its own stylesheets, the origins of its images. */
+export interface PageSources {
+  styles?: readonly string[];
+  images?: readonly string[];
 }
 
 /**
@@ -22,12 +32,19 @@ export function pageStyleSource(): Promise<string> {
  * form-action to the redirect after a submission, such as the hosted login's to an SSO provider). A
  * page's URL may hold a one-time token, so the Referer goes to this origin only: the page's own form
  * (whose Origin header the browser then sends, where `no-referrer` would make it `null`), and nowhere else.
+ * A page with a stylesheet of its own or images (a client's hosted-UI configuration) names them in
+ * `more`: no image is allowed unless its origin is listed.
  */
-export function pageHeaders(style: string, formTargets: readonly string[] = []): Record<string, string> {
+export function pageHeaders(
+  style: string,
+  formTargets: readonly string[] = [],
+  more: PageSources = {},
+): Record<string, string> {
+  const images = [...new Set(more.images ?? [])];
   const csp = [
     "default-src 'none'",
-    `style-src ${style}`,
-    "img-src 'none'",
+    ['style-src', style, ...(more.styles ?? [])].join(' '),
+    images.length ? `img-src ${images.join(' ')}` : "img-src 'none'",
     `form-action 'self' ${formTargets.join(' ')}`.trim(),
     "frame-ancestors 'none'",
     "base-uri 'none'",
@@ -43,15 +60,18 @@ export function pageHeaders(style: string, formTargets: readonly string[] = []):
   };
 }
 
-/** A whole page: `body` is HTML the caller has escaped (use `escapeHtml` for every value). */
-export const hostedPage = (title: string, body: string) => `<!doctype html>
+/**
+ * A whole page: `body` is HTML the caller has escaped (use `escapeHtml` for every value), as is `head`
+ * (elements after the stylesheet: a favicon link, a stylesheet of the page's own).
+ */
+export const hostedPage = (title: string, body: string, head = '') => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}</style>${head}
 </head>
 <body>
 <main>

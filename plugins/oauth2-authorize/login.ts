@@ -11,12 +11,14 @@ import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
+import type { PageSources } from '../../core/http/hosted-page.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
+import { handleTypesOf, headOf, lookOf } from './look.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
 import { createSsoLogin } from './sso-login.ts';
 import type { CodeStore } from './store/codes.ts';
@@ -29,6 +31,8 @@ export interface LoginPage {
   html: string;
   /** Origins the form's answer may redirect to (the CSP's form-action). */
   formTargets: string[];
+  /** The page's own stylesheet and image origins, for the CSP (the client's hosted-UI configuration). */
+  sources?: PageSources;
   headers?: Record<string, string>;
 }
 
@@ -84,6 +88,9 @@ const eventHandle = (h: { type: string; value: string }) => ({
   value: h.value,
 });
 
+/** What the page says for a handle and password that do not sign anyone in. */
+const WRONG_HANDLE_OR_PASSWORD = 'The handle and password do not match.';
+
 /** The origin a redirect URI sends the browser to, for the page's form-action. */
 const originOf = (uri: string) => new URL(uri).origin;
 
@@ -111,10 +118,13 @@ export function createLogin(deps: LoginDeps) {
     offered?: SsoChoice[],
   ): Promise<LoginPage> => {
     const choices = offered ?? (await choicesOf(login.orgId));
+    const look = lookOf(input.ui, input.clientName);
+    const { head, sources } = await headOf(look);
     return {
       kind: 'page',
       status,
-      html: loginPage({ ...input, action, ssoAction, choices }),
+      html: loginPage({ ...input, action, ssoAction, choices }, look, head),
+      sources,
       formTargets: [
         originOf(login.redirectUri),
         ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),
@@ -249,7 +259,12 @@ export function createLogin(deps: LoginDeps) {
       };
       await logins.open(loginId, browser, login);
       const choices = await choicesOf(login.orgId);
-      const form = { clientName: request.client.name, csrfToken: loginId, handle: request.loginHint };
+      const form = {
+        clientName: request.client.name,
+        ui: request.client.ui,
+        csrfToken: loginId,
+        handle: request.loginHint,
+      };
       if (request.idp !== undefined) {
         // Direct selection: straight to the provider, or the page saying why not (never a redirect).
         const chosen = choices.find((c) => c.clientId === request.idp);
@@ -293,7 +308,15 @@ export function createLogin(deps: LoginDeps) {
         });
 
       const handle = handleOf(form.handle);
-      const retry = { clientName: client.name, csrfToken: form.csrfToken, handle: form.handle };
+      const retry = {
+        clientName: client.name,
+        ui: client.ui,
+        csrfToken: form.csrfToken,
+        handle: form.handle,
+      };
+      // A handle of a type this client's page does not take is refused as a wrong one, unchecked.
+      if (!handleTypesOf(client.ui).includes(handle.type))
+        return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });
       const checked = await deps.authenticator.check(login.orgId, {
         handle,
         password: form.password,
@@ -310,7 +333,7 @@ export function createLogin(deps: LoginDeps) {
             headers: { 'retry-after': String(after) },
           };
         }
-        return page(401, login, { ...retry, error: 'The handle and password do not match.' });
+        return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });
       }
       // One submission finishes a login; a second (a double click) finds it used.
       if (!(await logins.finish(form.csrfToken)))

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../core/errors.ts';
-import { pageHeaders } from '../../core/http/hosted-page.ts';
+import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
@@ -84,7 +84,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     html: string,
     formTargets: string[] = [],
     extra: Record<string, string> = {},
-  ) => new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets), ...extra } });
+    sources: PageSources = {},
+  ) =>
+    new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets, sources), ...extra } });
   const errorAnswer = (error: unknown) => {
     if (!(error instanceof ServiceError)) throw error;
     return page(error.status, errorPage(error.message), [], error.headers ?? {});
@@ -99,7 +101,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
       ? redirect(303, answer.location, extra)
-      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra });
+      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra }, answer.sources);
 
   /**
    * GET and POST /oauth2/authorize: the same checks on the parameters, the query's or the form's. No

@@ -98,7 +98,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
   async function again(login: PendingLogin, client: OAuthClient, browser: string, error: string) {
     const loginId = randomSecret('');
     await logins.open(loginId, browser, login);
-    return deps.page(400, login, { clientName: client.name, csrfToken: loginId, error });
+    return deps.page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
   }
 
   /**
@@ -138,6 +138,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       if (started.ok) return { kind: 'redirect', location: started.url };
       return deps.page(400, login, {
         clientName: client.name,
+        ui: client.ui,
         csrfToken: form.csrfToken,
         error:
           started.reason === 'not_enabled'

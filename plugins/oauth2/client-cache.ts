@@ -30,6 +30,7 @@ export function clientOf(row: ClientRow, defaults: LifetimeDefaults): OAuthClien
     scopes: row.scopes,
     accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
+    ui: row.uiConfiguration ?? {},
   };
 }
 
@@ -59,7 +60,7 @@ export function createClientCache(deps: {
   return {
     /** The client with this ID, or null; answered from memory while fresh. */
     get: (clientId: string): KnownClient | null | Promise<KnownClient | null> => cache.get(clientId, load),
-    /** Forgets a client this replica changed (PATCH, DELETE, a new secret). */
+    /** Forgets a client this replica changed (PATCH, DELETE, a new secret, its UI configuration). */
     forget: (clientId: string): void => cache.forget(clientId),
   };
 }

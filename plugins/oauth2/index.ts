@@ -14,6 +14,7 @@ import { MAX_ACCESS_TOKEN_SECONDS, MAX_REFRESH_TOKEN_SECONDS } from './schema.ts
 import { createOAuth2Server } from './server.ts';
 import { createClientStore } from './store.ts';
 import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './token-routes.ts';
+import { uiConfigurationRoutes } from './ui-routes.ts';
 
 export { createClient } from './client-admin.ts';
 export { ClientCreateSchema } from './schema.ts';
@@ -112,7 +113,9 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       // Optional and read at each introspection: the persons plugin may be set up after this one.
       const endpoints = tokenEndpoints(deps, accessTokens, () => ctx.capability(personDirectory), ctx.clock);
       return {
-        routes: clientRoutes(ctx, store, clients, defaults).use(tokenRoutes(endpoints)),
+        routes: clientRoutes(ctx, store, clients, defaults)
+          .use(uiConfigurationRoutes(ctx, store, clients))
+          .use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],
         provide: { oauth2Server: registry.server },

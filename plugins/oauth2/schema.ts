@@ -1,5 +1,6 @@
 import { bigint, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import type { OAuthClientUiConfiguration } from '../../core/capabilities/oauth2-server.ts';
 
 /**
  * OAuth 2.0 clients. The client ID is the key across the deployment: the token endpoint finds the
@@ -24,6 +25,8 @@ export const oauth2Clients = pgTable(
     updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
     /** When the token endpoint last authenticated it, recorded coarsely (at most once a minute). */
     lastUsedAt: bigint('last_used_at', { mode: 'number' }),
+    /** The hosted-UI configuration (PUT .../ui-configuration), validated when written; null: never set. */
+    uiConfiguration: jsonb('ui_configuration').$type<OAuthClientUiConfiguration>(),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );

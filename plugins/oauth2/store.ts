@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, lt } from 'drizzle-orm';
+import type { OAuthClientUiConfiguration } from '../../core/capabilities/oauth2-server.ts';
 import { uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
@@ -90,6 +91,20 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
         .returning();
       if (!updated) throw OAuth2Errors.CLIENT_NOT_FOUND(row.clientId);
       return updated;
+    },
+
+    /** Replaces the client's hosted-UI configuration; answers it as stored. */
+    async setUiConfiguration(
+      row: ClientRow,
+      configuration: OAuthClientUiConfiguration,
+    ): Promise<OAuthClientUiConfiguration> {
+      const [updated] = await db
+        .update(oauth2Clients)
+        .set({ uiConfiguration: configuration, updatedAt: clock.now() })
+        .where(inOrg(row.orgId, row.clientId))
+        .returning({ ui: oauth2Clients.uiConfiguration });
+      if (!updated) throw OAuth2Errors.CLIENT_NOT_FOUND(row.clientId);
+      return updated.ui ?? {};
     },
 
     /** Replaces a confidential client's secret: the old one stops working (after the cache, at once here). */
