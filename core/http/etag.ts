@@ -10,8 +10,11 @@ export type IfMatch = { readonly any: true } | { readonly any: false; readonly t
  *
  * @example await strongEtag(['admin', 'viewer']) // '"q3…"'
  */
-export async function strongEtag(value: unknown): Promise<string> {
-  return `"${base64url((await sha256(JSON.stringify(value))).subarray(0, 18))}"`;
+export const strongEtag = (value: unknown): Promise<string> => etagOfText(JSON.stringify(value));
+
+/** A strong ETag of a body as sent: a digest of its text (18 bytes of SHA-256, base64url, quoted). */
+export async function etagOfText(text: string): Promise<string> {
+  return `"${base64url((await sha256(text)).subarray(0, 18))}"`;
 }
 
 // entity-tag = [ W/ ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text (RFC 9110 8.8.3).

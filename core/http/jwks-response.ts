@@ -1,5 +1,5 @@
-import { base64url, sha256 } from '../ids.ts';
 import { type Jwks, publicJwkOf } from '../ports/signer.ts';
+import { etagOfText } from './etag.ts';
 
 /** A key set as served: its JSON body and a strong ETag of that body. */
 export interface RenderedJwks {
@@ -23,7 +23,7 @@ export function jwksRenderer(): (jwks: Jwks) => Promise<RenderedJwks> {
       r = (async () => {
         // Canonical: the same keys give the same bytes whichever replica made or loaded them.
         const body = JSON.stringify({ keys: jwks.keys.map(publicJwkOf) });
-        return { body, etag: `"${base64url((await sha256(body)).subarray(0, 18))}"` };
+        return { body, etag: await etagOfText(body) };
       })();
       rendered.set(jwks, r);
     }

@@ -65,7 +65,8 @@ export const MAX_REFRESH_TOKEN_SECONDS = 31_536_000;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
 const noNul = v.regex(/^[^\u0000]*$/, 'must not contain the NUL character (\\u0000)');
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/** Hosts an http URL may name (redirect URIs, hosted-UI links): loopback only. */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /** Why a redirect URI is refused, or undefined: absolute https, or http on a loopback host; no fragment. */
 export function redirectUriProblem(uri: string): string | undefined {

@@ -7,13 +7,13 @@ import { HOSTED_HANDLE_TYPES } from '../../core/capabilities/oauth2-server.ts';
 import { CoreErrors } from '../../core/errors.ts';
 import { CSS_COLOR_RULE, isCssColor } from '../../core/http/css-color.ts';
 import { isWellFormedText } from '../../core/text.ts';
+import { LOOPBACK_HOSTS } from './schema.ts';
 
 /** The whole configuration, as compact JSON, is at most 16 KiB of UTF-8. */
 export const MAX_UI_CONFIGURATION_BYTES = 16 * 1024;
 /** Entries of themeVars and of textOverrides, each. */
 export const MAX_MAP_ENTRIES = 100;
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** A host name as the URL parser leaves it (lowercase, IDNs as xn--), or an IPv6 literal. */
 const PLAIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])$/;
 
