@@ -10,3 +10,7 @@ export const isWellFormedText = (text: string): boolean => !LONE_SURROGATE.test(
  * it: names and free text that must round-trip refuse it on write.
  */
 export const startsWithBom = (text: string): boolean => text.charCodeAt(0) === 0xfeff;
+
+/** A client's value as a message quotes it: JSON-quoted, cut to its first 64 characters. */
+export const quoted = (value: string): string =>
+  JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);

@@ -1,7 +1,7 @@
 // Pages the service serves to people (the hosted login, a password reset, an email verification): server-rendered, no
 // script, no external asset. The one stylesheet is inline and allowed by its hash, so the
 // Content-Security-Policy forbids everything else. Forms are protected by a double-submit token.
-import { constantTimeEqual, randomSecret } from '../ids.ts';
+import { constantTimeEqual, randomSecret, sha256 } from '../ids.ts';
 import { escapeHtml } from './html.ts';
 
 const CSS = `*{box-sizing:border-box}body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}main{width:100%;max-width:26rem;margin:1rem;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-size:.875rem;font-weight:600;margin:1rem 0 .25rem}input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid #6b7280;border-radius:.5rem}input:focus{outline:2px solid #2563eb;outline-offset:1px}.logo{display:block;max-width:100%;max-height:4rem;margin:0 auto 1rem}.help{font-size:.875rem}button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}button:hover{background:#1e40af}.error{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#fef2f2;color:#991b1b}.done{margin:0 0 1rem;padding:.75rem;border-radius:.5rem;background:#f0fdf4;color:#166534}p.note{color:#374151;font-size:.875rem}.sso{margin-top:1.5rem;padding-top:.5rem;border-top:1px solid #e5e7eb}.sso button{margin-top:.75rem;color:#111827;background:#fff;border:1px solid #d1d5db}.sso button:hover,.sso button:focus{background:#f3f4f6}button:focus{outline:2px solid #2563eb;outline-offset:2px}.login button{background:#2563eb}.login button:hover{background:#1d4ed8}`;
@@ -10,8 +10,7 @@ let styleHash: Promise<string> | undefined;
 
 /** The CSP source that allows one inline stylesheet: `'sha256-...'` of its text. */
 export async function styleSourceOf(css: string): Promise<string> {
-  const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(css));
-  return `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`;
+  return `'sha256-${btoa(String.fromCharCode(...(await sha256(css))))}'`;
 }
 
 /** The CSP source of the inline stylesheet: `'sha256-...'`. */

@@ -1,8 +1,8 @@
 import { CoreErrors } from '../errors.ts';
+import { quoted as shown } from '../text.ts';
 import { urlPathOf } from './request-target.ts';
 
 /** A client's value as echoed in a message: at most 64 characters. */
-const shown = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
 
 /** The raw (still encoded) path segment that `:name` of `route` matched, or undefined. */
 function rawSegment(route: string, url: string, name: string): string | undefined {

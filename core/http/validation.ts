@@ -63,7 +63,8 @@ export interface ExactOptions {
 /**
  * An object schema with exactly these entries: an entry it does not list is a 400 naming it and the
  * accepted ones, so a misspelt optional member (`lable`) or parameter (`?stauts=`) cannot pass as
- * "nothing given". Every route that refuses unknown members or parameters says so through this.
+ * "nothing given". Routes that refuse unknown members or parameters say so through this (the OAuth
+ * client schemas and the event formats still have their own wording).
  *
  * @example query: exactObject({ status: v.optional(v.string()) }, 'parameter')
  */

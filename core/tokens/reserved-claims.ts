@@ -83,12 +83,15 @@ export const DEFAULT_GROUPS_CLAIM = 'groups';
  */
 export function isFreeGroupsClaimName(name: string, headerPrefix: string): boolean {
   if (name === DEFAULT_GROUPS_CLAIM) return true;
-  return !(
-    REGISTERED_CLAIMS.has(name) ||
-    RESERVED_CLAIMS.has(name) ||
-    ID_TOKEN_CLAIMS.has(name) ||
-    name === headerPrefix.toLowerCase()
-  );
+  return !(reservedClaims(headerPrefix).has(name) || ID_TOKEN_CLAIMS.has(name));
+}
+
+/**
+ * The claims custom claims may not set: registered, reserved, the deployment's header prefix in lower
+ * case (its product name, `service` by default) and the organization's groups claim name.
+ */
+export function reservedClaims(headerPrefix: string): ReadonlySet<string> {
+  return new Set([...REGISTERED_CLAIMS, ...RESERVED_CLAIMS, headerPrefix.toLowerCase()]);
 }
 
 /**

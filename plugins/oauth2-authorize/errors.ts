@@ -1,7 +1,7 @@
 import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+import { quoted as shown } from '../../core/text.ts';
 
 const detail = (message: string) => message;
-const shown = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
 /**
  * What the authorization endpoint answers with an HTML page rather than a redirect: problems found

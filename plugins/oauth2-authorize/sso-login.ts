@@ -155,9 +155,10 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       // The login is checked before the provider's code is exchanged: an answer sent by another browser
       // (a login CSRF, a link opened elsewhere) creates no person and signs nobody in.
       let refused: unknown;
+      let accepted: PendingLogin | undefined;
       const done = await authenticator.finish(params, rc, async (binding) => {
         try {
-          await openLogin(binding, browserHash);
+          accepted = await openLogin(binding, browserHash);
           return undefined;
         } catch (e) {
           refused = e;
@@ -172,7 +173,8 @@ export function createSsoLogin(deps: SsoLoginDeps) {
         );
       if (!done.ok && done.reason === 'replayed_state') return replayed(done.binding, browser);
       const loginHash = done.binding;
-      const login = await openLogin(loginHash, browserHash);
+      // Read once: by the check above when the state was fresh, else here.
+      const login = accepted ?? (await openLogin(loginHash, browserHash));
       const client = await clientOf(login);
       if (!('clientId' in client)) return client;
       // One answer finishes a login; a second (another tab's) finds it used.

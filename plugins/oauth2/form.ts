@@ -1,9 +1,9 @@
 import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
+import { quoted as shown } from '../../core/text.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
 /** A parameter name as echoed in a message: at most 64 characters. */
-const shown = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
 
 /**
  * Reads an OAuth request's form body (RFC 6749 §3.2, RFC 7009, RFC 7662) from its text: only

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { PersonHandle } from '../../core/capabilities/person-directory.ts';
+import { exactObject } from '../../core/http/validation.ts';
 import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
 import { PersonErrors } from './errors.ts';
 import { FILTER_RULE, type PersonsFilter, parsePersonsFilter } from './filter.ts';
@@ -14,7 +15,6 @@ export const OFFSET_MAX = 1_000_000;
 /** PersonFieldName of the reference. */
 export const PERSON_FIELDS = ['handles', 'groups', 'attributes'] as const;
 
-const ACCEPTED = 'limit, offset, cursor, handle, ids, fields, filter, all_regions, all_person_types';
 // Elysia hands over a comma-separated value (or a repeated parameter) as an array: either is a list.
 const list = (description: string) =>
   v.optional(
@@ -30,17 +30,14 @@ const fieldsParam = list(
 );
 
 /** The query of GET /persons/{person_id}: the reference's `fields` alone. */
-export const PersonQuery = v.strictObject(
-  { fields: fieldsParam },
-  'is not a parameter of this operation (accepted: fields)',
-);
+export const PersonQuery = exactObject({ fields: fieldsParam }, 'parameter');
 
 /** The members a GET of one person answers, from its `fields`. */
 export const personFieldsOf = (query: v.InferOutput<typeof PersonQuery>) =>
   fieldsOf(query.fields === undefined ? undefined : joined(query.fields));
 
 /** The query of GET /persons, as documented; values are checked by `parseListQuery`, naming the rule. */
-export const ListQuery = v.strictObject(
+export const ListQuery = exactObject(
   {
     limit: v.optional(v.pipe(v.string(), v.description(`1 to ${MAX_PAGE}; default ${DEFAULT_PAGE}`))),
     offset: v.optional(
@@ -68,7 +65,7 @@ export const ListQuery = v.strictObject(
     ),
     all_person_types: boolean('true: anonymous persons too'),
   },
-  `is not a parameter of this operation (accepted: ${ACCEPTED})`,
+  'parameter',
 );
 export type ListQueryInput = v.InferOutput<typeof ListQuery>;
 
