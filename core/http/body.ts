@@ -74,7 +74,10 @@ function bodiless(request: Request): Request {
  */
 async function firstChunk(body: ReadableStream<Uint8Array>, timeoutMs: number) {
   const reader = body.getReader();
-  const first = await within(reader.read(), timeoutMs, () => void reader.cancel().catch(nothing));
+  const read = () => within(reader.read(), timeoutMs, () => void reader.cancel().catch(nothing));
+  let first = await read();
+  // Deno hands a request that sent nothing over as a stream of one empty chunk: that is no body either.
+  while (!first.done && first.value.byteLength === 0) first = await read();
   if (first.done) return null;
   return new ReadableStream<Uint8Array>({
     start(controller) {

@@ -86,6 +86,14 @@ describe('declared lengths', () => {
 describe('empty bodies', () => {
   // Node's and Deno's servers hand a request that sent no body over with an empty stream, Bun with none.
   const emptyStream = () => new ReadableStream({ start: (c) => c.close() });
+  // Deno's server: one empty chunk, then the end.
+  const emptyChunk = () =>
+    new ReadableStream({
+      start(c) {
+        c.enqueue(new Uint8Array(0));
+        c.close();
+      },
+    });
   const headers = () => ({
     [t.service.ctx.headers.orgId]: t.org.id,
     [t.service.ctx.headers.apiKey]: t.apiKey,
@@ -96,6 +104,7 @@ describe('empty bodies', () => {
     const url = 'http://localhost/probe/items/gone';
     for (const init of [
       { method: 'DELETE', headers: headers(), body: emptyStream(), duplex: 'half' },
+      { method: 'DELETE', headers: headers(), body: emptyChunk(), duplex: 'half' },
       {
         method: 'DELETE',
         headers: { ...headers(), 'content-length': '0' },
