@@ -169,7 +169,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       const rx = receiver(() => new Response('nope', { status: 503 }));
       const { id, target } = await hook(rx, 'PermissionCreated_v1');
       await publish('PermissionCreated_v1');
-      await until(async () => (await deliveriesOf(id)).result?.[0]?.status === 'dropped', 30_000, 'the drop');
+      await until(async () => (await deliveriesOf(id)).result?.[0]?.status === 'dropped', 60_000, 'the drop');
       const [d] = (await deliveriesOf(id)).result;
       expect(d.attempt_count).toBe(6);
       expect(hits(rx, target)).toHaveLength(6);
@@ -196,7 +196,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       ]);
       await sleep(1000); // 5 more minutes of clock: nothing more comes
       expect(hits(rx, target)).toHaveLength(6);
-    }, 60_000);
+    }, 120_000);
 
     it('counts a 3xx as a failure and does not follow it', async () => {
       const rx = receiver((req) =>
@@ -291,7 +291,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       await expectStatus(conflict, 409);
       await until(
         async () => (await deliveriesOf(id, '?status=dropped')).result?.length === 3,
-        30_000,
+        60_000,
         'three drops',
       );
 
@@ -346,7 +346,7 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
         10_000,
         'three successes',
       );
-    }, 60_000);
+    }, 120_000);
 
     it('calls no webhook whose trigger does not match or was removed', async () => {
       const rx = receiver();
