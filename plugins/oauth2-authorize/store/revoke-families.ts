@@ -7,7 +7,7 @@ import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTo
 export type RevokedAccess = Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>;
 
 /**
- * Revokes, at `at` (milliseconds since the epoch), every family that `where` selects, and answers the
+ * Revokes, at `at` (milliseconds since the epoch), every family the conditions select, and answers the
  * unexpired access tokens issued in them (beside their refresh tokens and by their codes' exchanges)
  * for the server to revoke too. A family revoked already keeps when it was, and its access tokens are
  * answered all the same: one recorded after its revocation (an exchange or a refresh that raced it) is
@@ -16,7 +16,7 @@ export type RevokedAccess = Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'cli
  */
 export async function revokeFamilies(
   db: Database,
-  where: SQL | undefined,
+  select: [SQL, ...SQL[]],
   at: number,
 ): Promise<RevokedAccess[]> {
   const f = oauth2AuthorizeFamilies;
@@ -26,18 +26,18 @@ export async function revokeFamilies(
   await db
     .update(f)
     .set({ revokedAt: at })
-    .where(and(where, isNull(f.revokedAt)));
+    .where(and(...select, isNull(f.revokedAt)));
   // Sequential: one transaction is one connection.
   const refreshed = await db
     .select({ oid: f.orgId, client_id: f.clientId, jti: r.accessJti, exp: r.accessExp })
     .from(r)
     .innerJoin(f, eq(f.familyId, r.familyId))
-    .where(and(where, gt(r.accessExp, nowS)));
+    .where(and(...select, gt(r.accessExp, nowS)));
   const coded = await db
     .select({ oid: f.orgId, client_id: f.clientId, jti: c.accessJti, exp: c.accessExp })
     .from(c)
     .innerJoin(f, eq(f.familyId, c.familyId))
-    .where(and(where, isNotNull(c.accessJti), gt(c.accessExp, nowS)));
+    .where(and(...select, isNotNull(c.accessJti), gt(c.accessExp, nowS)));
   const accesses = new Map<string, RevokedAccess>();
   for (const a of [...refreshed, ...coded])
     if (a.jti && a.exp) accesses.set(a.jti, { oid: a.oid, client_id: a.client_id, jti: a.jti, exp: a.exp });
