@@ -86,7 +86,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const { storage, clock } = ctx;
       const families = createFamilyStore({ storage, clock });
       const codes = createCodeStore({ storage, clock, secrets: ctx.secrets });
-      const revokeFamily = createFamilyRevoker(server, families);
+      const revokeFamily = createFamilyRevoker({ server, storage, clock });
       const issuing = {
         server,
         directory,

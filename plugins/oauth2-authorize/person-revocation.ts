@@ -1,8 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { revokePersonTokens } from '../../core/tokens/revoke-person-tokens.ts';
+import { revokeGrants } from './grants/revocation.ts';
 import { oauth2AuthorizeFamilies } from './schema.ts';
-import { revokeFamilies } from './store/revoke-families.ts';
 
 /**
  * The authorization server's part of revokePersonTokens (a password reset): every grant the person
@@ -14,7 +14,6 @@ export const revokePersonGrants = (server: OAuth2Server) =>
   revokePersonTokens.attach({
     async run({ orgId, personId, before, tx }) {
       const f = oauth2AuthorizeFamilies;
-      const accesses = await revokeFamilies(tx.db, and(eq(f.orgId, orgId), eq(f.personId, personId)), before);
-      if (accesses.length > 0) await server.revokeAccessTokens(accesses, { tx });
+      await revokeGrants(server, tx, [eq(f.orgId, orgId), eq(f.personId, personId)], before);
     },
   });

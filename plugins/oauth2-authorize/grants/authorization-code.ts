@@ -39,11 +39,7 @@ export function authorizationCodeGrant(
       if (burnt.kind === 'replayed') {
         // RFC 6749 §4.1.2: a code used twice revokes what it issued; only its own client may trigger it.
         if (burnt.code.clientId === client.clientId)
-          await deps.revokeFamily({
-            familyId: burnt.code.familyId,
-            orgId: burnt.code.orgId,
-            clientId: client.clientId,
-          });
+          await deps.revokeFamily({ familyId: burnt.code.familyId });
         throw new OAuthError(
           'invalid_grant',
           'code has already been used; the tokens issued with it are revoked',
@@ -82,7 +78,7 @@ export function authorizationCodeGrant(
       // before the access token was recorded: what was just issued must not outlive it.
       const family = await deps.families.family(code.familyId);
       if (!family || family.revoked) {
-        await deps.revokeFamily({ familyId: code.familyId, orgId: code.orgId, clientId: client.clientId });
+        await deps.revokeFamily({ familyId: code.familyId });
         throw new OAuthError(
           'invalid_grant',
           "code's grant was revoked meanwhile (the code was used twice, or the person's tokens were revoked); the tokens issued with it are revoked",

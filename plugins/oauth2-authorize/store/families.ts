@@ -1,9 +1,9 @@
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
-import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
+import { oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 
 /** A grant to a client on behalf of a person, as a refresh sees it. */
@@ -28,7 +28,7 @@ export interface FoundRefresh {
   spentAt: number | undefined;
 }
 
-/** An access token issued in a family: what revoking the family revokes too. */
+/** An access token issued in a family: what revoking the family revokes too (revokeGrants). */
 export interface IssuedAccess {
   jti: string;
   /** Seconds since the epoch. */
@@ -75,7 +75,7 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   revoked: row.revokedAt !== null,
 });
 
-/** Token families and their refresh tokens: rotation, spending, revocation. */
+/** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
 export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   const { storage, clock } = deps;
   const f = oauth2AuthorizeFamilies;
@@ -216,33 +216,6 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
       if (rows.length === 1) return { won: true };
       const [row] = await storage.db.select({ spentAt: r.spentAt }).from(r).where(eq(r.tokenHash, tokenHash));
       return { won: false, spentAt: row?.spentAt ?? now };
-    },
-
-    /**
-     * Revokes the family: no refresh token of it works again. Answers its unexpired access tokens (those
-     * issued beside its refresh tokens and by its code's exchange), for the server to revoke too.
-     */
-    async revoke(familyId: string): Promise<IssuedAccess[]> {
-      const now = clock.now();
-      const nowS = Math.floor(now / 1000);
-      await storage.db
-        .update(f)
-        .set({ revokedAt: now })
-        .where(and(eq(f.familyId, familyId), isNull(f.revokedAt)));
-      const [refreshed, coded] = await Promise.all([
-        storage.db
-          .select({ jti: r.accessJti, exp: r.accessExp })
-          .from(r)
-          .where(and(eq(r.familyId, familyId), gt(r.accessExp, nowS))),
-        storage.db
-          .select({ jti: oauth2AuthorizeCodes.accessJti, exp: oauth2AuthorizeCodes.accessExp })
-          .from(oauth2AuthorizeCodes)
-          .where(and(eq(oauth2AuthorizeCodes.familyId, familyId), gt(oauth2AuthorizeCodes.accessExp, nowS))),
-      ]);
-      const seen = new Map<string, IssuedAccess>();
-      for (const a of [...refreshed, ...coded])
-        if (a.jti && a.exp) seen.set(a.jti, { jti: a.jti, exp: a.exp });
-      return [...seen.values()];
     },
   };
 }

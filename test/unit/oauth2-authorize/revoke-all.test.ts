@@ -75,6 +75,29 @@ describe('POST /oauth2/tokens/revoke-all', () => {
     await expectActive(await grant(client, person));
   });
 
+  it('revokes an access token issued in a grant already revoked (a refresh racing a revocation)', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    // The refresh's ID token passes the hook after its refresh token is spent and before the new tokens
+    // are recorded: an RFC 7009 revocation landing there leaves a new access token in a revoked grant.
+    s.hook.answer = async () => {
+      await expectStatus(
+        await postForm(s, '/oauth2/tokens/revoke', client, { token: tokens.refresh_token }),
+        200,
+      );
+      return undefined;
+    };
+    const refreshed = await check.refresh(client, tokens.refresh_token).finally(() => {
+      s.hook.answer = () => undefined;
+    });
+    await expectStatus(refreshed, 200);
+    const late = refreshed.json as { access_token: string; refresh_token: string };
+
+    await expectStatus(await revokeAll(client, { person_id: person.personId }), 200);
+    await expectRevoked(client, late);
+  });
+
   it('keeps the grants begun after until, and revokes those begun at or before it', async () => {
     const client = await s.createClient();
     const person = await s.person();
