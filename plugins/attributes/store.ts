@@ -6,15 +6,8 @@ import { isUuid } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import {
-  type BucketRow,
-  createBatchedWrites,
-  createBucketReads,
-  lockCustomAlone,
-  storedBytes,
-  writeBucketsAlone,
-  writeRow,
-} from './batches.ts';
+import { createBucketReads } from './batched-reads.ts';
+import { createBatchedWrites } from './batched-writes.ts';
 import {
   BUCKET_NAME_RE,
   type BucketDefinition,
@@ -25,6 +18,7 @@ import { AttributeErrors } from './errors.ts';
 import type { PreparedAttribute } from './limits.ts';
 import { createOpenedValues } from './opened-values.ts';
 import { attributeBuckets } from './schema.ts';
+import { type BucketRow, lockCustomAlone, storedBytes, writeBucketsAlone, writeRow } from './statements.ts';
 
 /** One bucket's part of a write: replace its set, merge into it, or delete names (null: all). */
 export type BucketWrite =
@@ -238,7 +232,8 @@ export function createAttributeStore(o: AttributeStoreOptions) {
       );
   }
 
-  // Whole-bucket writes and reads of concurrent requests share statements (batches.ts).
+  // Whole-bucket writes and reads of concurrent requests share statements (batched-writes.ts,
+  // batched-reads.ts).
   const batched = createBatchedWrites({
     storage,
     fixed,
