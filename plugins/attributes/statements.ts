@@ -92,6 +92,17 @@ export const selectBuckets = prepared<BucketRow & { org_id: string }>(
 );
 
 /**
+ * Deletes names from a bucket (all of them when the names are null); no row: nothing to delete, or a
+ * custom bucket this organization lacks.
+ */
+export const deleteNames = prepared<{ one: number }>(
+  'attributes_delete_names',
+  `update attribute_buckets set version = version + 1, updated_at = $4,
+     attributes = case when $3::text[] is null then '{}'::jsonb else attributes - $3::text[] end
+   where org_id = $1 and name = $2 returning 1 as one`,
+);
+
+/**
  * The size of a bucket's attributes as stored: the length in bytes of their JSON text as Postgres
  * writes it (`{"name": "sealed", ...}`), which `octet_length(attributes::text)` measures.
  */
