@@ -6,7 +6,8 @@ import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limit
 import { migrations } from './migrations/index.ts';
 import { DEFAULT_OPENED_VALUES_BYTES } from './opened-values.ts';
 import { attributeRoutes } from './routes.ts';
-import { attributesSealed, createAttributeStore } from './store.ts';
+import { attributesSealed } from './sealing.ts';
+import { createAttributeStore } from './store.ts';
 
 export type { DeclaredBucket, EndUserPermissions, OrganizationAccess } from './buckets.ts';
 
