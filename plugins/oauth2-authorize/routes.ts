@@ -15,7 +15,8 @@ import {
 } from './authorize-doc.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
-import type { Login, LoginAnswer } from './login.ts';
+import type { Login } from './login.ts';
+import type { LoginAnswer } from './login-answer.ts';
 import { errorPage } from './page.ts';
 import { digest } from './store/digest.ts';
 import type { createUserInfo } from './userinfo.ts';
