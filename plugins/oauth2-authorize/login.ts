@@ -1,43 +1,20 @@
-import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
+import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import type { PasswordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
-import type {
-  HandleType,
-  PersonDirectory,
-  PersonHandle,
-  PersonRecord,
-} from '../../core/capabilities/person-directory.ts';
-import type { SsoAuthenticator, SsoChoice } from '../../core/capabilities/sso-authenticator.ts';
+import type { HandleType, PersonDirectory, PersonHandle } from '../../core/capabilities/person-directory.ts';
+import type { SsoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { ServiceError } from '../../core/errors.ts';
-import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
-import type { PageSources } from '../../core/http/hosted-page.ts';
-import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
+import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
-import { handleTypesOf, headOf, lookOf } from './look.ts';
-import { type LoginPageInput, loginPage } from './page.ts';
+import { createLoginAnswers, type LoginAnswer } from './login-answer.ts';
+import { createLoginFinish, type SignedIn } from './login-finish.ts';
+import { handleTypesOf } from './look.ts';
 import { createSsoLogin } from './sso-login.ts';
 import type { CodeStore } from './store/codes.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
-
-/** A page to answer: the form (again, with why). */
-export interface LoginPage {
-  kind: 'page';
-  status: number;
-  html: string;
-  /** Origins the form's answer may redirect to (the CSP's form-action). */
-  formTargets: string[];
-  /** The page's own stylesheet and image origins, for the CSP (the client's hosted-UI configuration). */
-  sources?: PageSources;
-  headers?: Record<string, string>;
-}
-
-/** What the login answers: a page or a redirect to the client. */
-export type LoginAnswer = LoginPage | { kind: 'redirect'; location: string };
 
 export interface LoginDeps {
   server: OAuth2Server;
@@ -54,15 +31,6 @@ export interface LoginDeps {
   sso: () => SsoAuthenticator | undefined;
 }
 
-/** Who signed in, by which factor, for the ID token, the events and the code. */
-export interface SignedIn {
-  personId: string;
-  method: 'password' | 'oidc';
-  authentication: TokenAuthentication;
-  /** The SSO provider's id, named in the ID token's `idp` claim. */
-  idp?: string;
-}
-
 /**
  * The kind of handle typed into the one field: with an `@` an email address, starting with `+` a phone
  * number (E.164, as handles are stored), else a username (which may be all digits).
@@ -77,22 +45,8 @@ export function handleOf(typed: string): PersonHandle {
   return { type, value };
 }
 
-/** The handle as events carry it: its PersonHandleType number. */
-const eventHandle = (h: { type: string; value: string }) => ({
-  type:
-    h.type === 'email_address'
-      ? PersonHandleType.EmailAddress
-      : h.type === 'phone_number'
-        ? PersonHandleType.PhoneNumber
-        : PersonHandleType.Username,
-  value: h.value,
-});
-
 /** What the page says for a handle and password that do not sign anyone in. */
 const WRONG_HANDLE_OR_PASSWORD = 'The handle and password do not match.';
-
-/** The origin a redirect URI sends the browser to, for the page's form-action. */
-const originOf = (uri: string) => new URL(uri).origin;
 
 /**
  * The hosted login: opens a login for a validated authorization request (the form), and finishes it on
@@ -100,129 +54,16 @@ const originOf = (uri: string) => new URL(uri).origin;
  * it), AuthenticationSucceeded_v1, a code, and the redirect back to the client.
  */
 export function createLogin(deps: LoginDeps) {
-  const { logins, codes, clock } = deps;
-  const action = `${deps.baseUrl}/oauth2/authorize/login`;
-  const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
-
-  /** The SSO credentials the organization offers here (none without an SSO plugin). */
-  const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
-
-  /**
-   * The form, with one button per SSO credential offered. The CSP's form-action lists the client's
-   * origin (the password form's answer) and the providers' (an SSO button's answer redirects there).
-   */
-  const page = async (
-    status: number,
-    login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
-    offered?: SsoChoice[],
-  ): Promise<LoginPage> => {
-    const choices = offered ?? (await choicesOf(login.orgId));
-    const look = lookOf(input.ui, input.clientName);
-    const { head, sources } = await headOf(look);
-    return {
-      kind: 'page',
-      status,
-      html: loginPage({ ...input, action, ssoAction, choices }, look, head),
-      sources,
-      formTargets: [
-        originOf(login.redirectUri),
-        ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),
-      ],
-    };
-  };
-
-  /** The redirect that answers the client: the code, or an error (RFC 6749 §4.1.2, RFC 9207 iss). */
-  const answer = (redirectUri: string, params: Record<string, string | undefined>): LoginAnswer => ({
-    kind: 'redirect',
-    location: redirectTo(redirectUri, { ...params, iss: deps.baseUrl }),
+  const { logins } = deps;
+  const { choicesOf, page, answer } = createLoginAnswers(deps);
+  const { mint, grant } = createLoginFinish({
+    issuer: deps.issuer,
+    directory: deps.directory,
+    codes: deps.codes,
+    events: deps.events,
+    clock: deps.clock,
+    answer,
   });
-
-  /**
-   * Mints the login's ID token: every hosted login mints it now, so the token_minted hook decides on
-   * every login whatever the scope (the client receives the token only with openid). A refusal is
-   * reported as AuthenticationFailed_v1; an error other than the hook's block is thrown.
-   */
-  async function mint(
-    login: PendingLogin,
-    client: OAuthClient,
-    who: SignedIn,
-    rc: RequestContext,
-  ): Promise<
-    { ok: true; idToken: string; authTime: number; person?: PersonRecord } | { ok: false; message: string }
-  > {
-    const authTime = Math.floor(clock.now() / 1000);
-    // Read while the token is issued: the events need the person's region.
-    const personRead = deps.directory.get(login.orgId, who.personId);
-    try {
-      const issued = await deps.issuer.issue({
-        orgId: login.orgId,
-        personId: who.personId,
-        methods: [who.method],
-        issuer: 'oauth2',
-        authentications: [who.authentication],
-        request: rc.analytics,
-        ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
-        idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
-      });
-      const person = await personRead;
-      return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
-    } catch (error) {
-      const blocked = error instanceof ServiceError && error.status === 403;
-      const person = await personRead;
-      const message = error instanceof Error ? error.message : 'the token could not be issued';
-      await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
-        analytics_metadata: analyticsMetadata(rc.analytics),
-        browser_metadata: rc.browser,
-        ...(person ? { person_id: person.personId, region: person.region } : {}),
-        // Authenticated already: the token was refused after the method succeeded.
-        authenticated_methods: [who.method],
-        failed_authn_method: who.method,
-        failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
-        failure_detail: message,
-        ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
-      });
-      if (!blocked) throw error;
-      return { ok: false, message };
-    }
-  }
-
-  /** Publishes AuthenticationSucceeded_v1, issues the code and answers the redirect to the client. */
-  async function grant(
-    login: PendingLogin,
-    client: OAuthClient,
-    who: SignedIn,
-    minted: { idToken: string; authTime: number; person?: PersonRecord },
-    rc: RequestContext,
-  ): Promise<LoginAnswer> {
-    const { person } = minted;
-    const code = randomSecret('');
-    await Promise.all([
-      person &&
-        deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
-          analytics_metadata: analyticsMetadata(rc.analytics),
-          browser_metadata: rc.browser,
-          person_id: person.personId,
-          region: person.region,
-          success_authn_method: who.method,
-          authenticated_methods: [who.method],
-          // A handle names what the person typed; an SSO sign-in typed none.
-          ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
-        }),
-      codes.issue(code, {
-        orgId: login.orgId,
-        clientId: client.clientId,
-        redirectUri: login.redirectUri,
-        scope: login.scope,
-        codeChallenge: login.codeChallenge,
-        personId: who.personId,
-        methods: [who.method],
-        authTime: minted.authTime,
-        idToken: minted.idToken,
-      }),
-    ]);
-    return answer(login.redirectUri, { code, state: login.state });
-  }
 
   const sso = createSsoLogin({
     server: deps.server,

@@ -5,15 +5,22 @@ import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
-import { getAuthorizeDoc, postAuthorizeDoc } from './authorize-doc.ts';
+import {
+  getAuthorizeDoc,
+  loginDoc,
+  postAuthorizeDoc,
+  ssoCallbackDoc,
+  ssoDoc,
+  userInfoDoc,
+} from './authorize-doc.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
-import type { Login, LoginAnswer } from './login.ts';
+import type { Login } from './login.ts';
+import type { LoginAnswer } from './login-answer.ts';
 import { errorPage } from './page.ts';
 import { digest } from './store/digest.ts';
 import type { createUserInfo } from './userinfo.ts';
 
-const TAGS = ['OAuth 2.0 authorization endpoint'];
 /** A browser cookie's value as this service makes it: 256 random bits, base64url. */
 const BROWSER_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -164,44 +171,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           return errorAnswer(error);
         }
       },
-      {
-        parse: 'none',
-        detail: {
-          requestBody: {
-            required: true,
-            content: {
-              'application/x-www-form-urlencoded': {
-                schema: {
-                  type: 'object',
-                  required: ['csrf_token', 'handle', 'password'],
-                  properties: {
-                    csrf_token: { type: 'string', description: 'From the page: names the login' },
-                    handle: { type: 'string', maxLength: 320 },
-                    password: { type: 'string', maxLength: 1024 },
-                  },
-                },
-              },
-            },
-          },
-          operationId: 'PostOauth2AuthorizeLogin',
-          summary: 'The hosted sign-in form',
-          description:
-            'Posted by the page of GET /oauth2/authorize, form-encoded: `csrf_token` (the login, bound to the browser cookie set by the page), `handle` (an email address, phone number or username) and `password`. A wrong password answers the page again (401; 429 with Retry-After past the password limits); success redirects (303) to the client with `code`, `state` and `iss`; a login the token_minted hook refuses redirects with `error=access_denied`. Emits AuthenticationSucceeded_v1 or AuthenticationFailed_v1, and TokenMinted_v1 for the ID token.',
-          responses: {
-            303: { description: 'Back to the client with the code, or an error' },
-            400: {
-              description: 'An HTML error page: the login expired, was completed, or the form is malformed',
-            },
-            401: { description: 'The page again: the handle and password do not match' },
-            403: {
-              description: 'An HTML error page: the form did not come from the browser that opened the login',
-            },
-            429: { description: 'The page again: too many attempts' },
-          },
-          tags: TAGS,
-          security: [],
-        },
-      },
+      { parse: 'none', detail: loginDoc },
     )
     .post(
       '/oauth2/authorize/sso',
@@ -220,46 +190,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           return errorAnswer(error);
         }
       },
-      {
-        parse: 'none',
-        detail: {
-          requestBody: {
-            required: true,
-            content: {
-              'application/x-www-form-urlencoded': {
-                schema: {
-                  type: 'object',
-                  required: ['csrf_token', 'credential'],
-                  properties: {
-                    csrf_token: { type: 'string', description: 'From the page: names the login' },
-                    credential: {
-                      type: 'string',
-                      maxLength: 512,
-                      description: 'The client_id of the SSO credential the button names',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          operationId: 'PostOauth2AuthorizeSso',
-          summary: 'A single sign-on button of the hosted login',
-          description:
-            "Posted by a button of the page of GET /oauth2/authorize (one per SSO credential of the client's organization with `enable_in_service_oidc_authz_server`), form-encoded, with the same CSRF defence as the password form (the login's `csrf_token` bound to the browser cookie, and the Origin). Redirects (303) to the provider with its own state, nonce and PKCE S256, bound to this login; the provider returns to GET /oauth2/authorize/sso/callback. A credential that is not enabled, or not the organization's, answers the page again (400) with a message.",
-          responses: {
-            303: { description: "The provider's authorization URL" },
-            400: {
-              description:
-                'The page again (the credential is not offered, or the provider is unreachable), or an HTML error page',
-            },
-            403: {
-              description: 'An HTML error page: the form did not come from the browser that opened the login',
-            },
-          },
-          tags: TAGS,
-          security: [],
-        },
-      },
+      { parse: 'none', detail: ssoDoc },
     )
     .get(
       '/oauth2/authorize/sso/callback',
@@ -272,23 +203,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           return errorAnswer(error);
         }
       },
-      {
-        detail: {
-          operationId: 'GetOauth2AuthorizeSsoCallback',
-          summary: "The providers' redirect back into the hosted login",
-          description:
-            'Register `{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback` at the provider (besides `/sso/oidc/callback` for SSO sign-in). Burns the provider state (single-use), exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to, only from the browser that opened it: the token_minted hook runs as the ID token is minted (`authenticated_methods` ["oidc"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook\'s refusal) answers the page again (400) with a message and a fresh login. A replayed answer (its state used before) answers the page again too, to the browser that opened the login, while the authorization request has not expired, and finishes nothing; a state never issued, or a replay past that, is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person.',
-          responses: {
-            303: { description: 'Back to the client with the code, or access_denied' },
-            400: {
-              description: 'The page again with a message, or an HTML error page (unknown, used or expired)',
-            },
-            403: { description: 'An HTML error page: another browser than the one that opened the login' },
-          },
-          tags: TAGS,
-          security: [],
-        },
-      },
+      { detail: ssoCallbackDoc },
     )
     .get(
       '/oauth2/userinfo',
@@ -307,19 +222,3 @@ async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' },
   });
 }
-
-const userInfoDoc = (operationId: string) => ({
-  detail: {
-    operationId,
-    summary: "Retrieve a person's profile (OpenID Connect UserInfo)",
-    description:
-      'Authorization: Bearer <access token> with the openid scope. Answers `sub`, `iss`, `aud` (the client), `org_id`, and the handles the token scopes ask for: `email` (scope email), `phone_number` (scope phone), `username` (scope username), with `email_verified` and `phone_number_verified` as the `verified` flag of the handle (true once a verification link was followed, an SSO provider vouched for it, a password reset link sent to it was used, or the organization set it through the API). 401 with a bare `WWW-Authenticate: Bearer` challenge (no error code, RFC 6750 §3.1) when the request has no Authorization header or one of another scheme; 400 with `Bearer error="invalid_request"` for a Bearer header that does not carry one token; 401 with `Bearer error="invalid_token"` for a bearer token that is not valid, expired, revoked or of a disabled or deleted person; 403 `insufficient_scope` without openid.',
-    responses: {
-      200: { description: 'The profile' },
-      401: { description: 'No valid access token' },
-      403: { description: 'The token lacks the openid scope' },
-    },
-    tags: TAGS,
-    security: [],
-  },
-});

@@ -3,7 +3,8 @@ import type { SsoAuthenticator, SsoStartRefusal } from '../../core/capabilities/
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import { AuthorizeErrors } from './errors.ts';
-import type { LoginAnswer, LoginPage, SignedIn } from './login.ts';
+import type { LoginAnswer, LoginPage } from './login-answer.ts';
+import type { SignedIn } from './login-finish.ts';
 import type { LoginPageInput } from './page.ts';
 import { digest } from './store/digest.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';

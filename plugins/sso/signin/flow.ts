@@ -1,16 +1,17 @@
-import * as oauth from 'oauth4webapi';
-import * as v from 'valibot';
 import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
-import type { OpenedSsoCredential, SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
+import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { IssuedToken, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
-import type { SsoProfile, SsoProvider } from '../../../core/sso/define-provider.ts';
+import type { SsoProfile } from '../../../core/sso/define-provider.ts';
 import { SsoSignInErrors } from './errors.ts';
+import { reportFailure, SignInFailure } from './failure.ts';
 import { isSecureUrl } from './loopback.ts';
-import { type ProviderClient, ProviderFailure } from './provider-client.ts';
+import { personFor } from './person-link.ts';
+import type { ProviderClient } from './provider-client.ts';
+import { createProviderSignIn } from './provider-sign-in.ts';
 import type { PendingSignIn, SignInStore } from './store.ts';
 
 export interface FlowDeps {
@@ -32,27 +33,6 @@ export type Completed =
   /** No sign-in of this kind was started with this state. */
   | { ok: false; pending?: undefined; failure?: undefined };
 
-/** A failed sign-in the application hears of (`error` in the fragment) and the organization's events record. */
-export class SignInFailure extends Error {
-  constructor(
-    readonly reason: string,
-    readonly error: 'access_denied' | 'server_error' | 'invalid_request',
-    message: string,
-    readonly person?: PersonRecord,
-    /** The methods that had succeeded when it failed (the provider's, before the token was refused). */
-    readonly authenticated?: string[],
-  ) {
-    super(message);
-  }
-}
-
-const profileFromClaims = (c: Record<string, unknown>): SsoProfile => ({
-  subject: String(c.sub),
-  ...(typeof c.email === 'string' ? { email: c.email } : {}),
-  emailVerified: c.email_verified === true || c.email_verified === 'true',
-  ...(typeof c.name === 'string' ? { name: c.name } : {}),
-});
-
 const withFragment = (uri: string, params: Record<string, string>) => {
   const url = new URL(uri);
   url.hash = new URLSearchParams(Object.entries(params).filter(([, x]) => x !== '')).toString();
@@ -61,58 +41,8 @@ const withFragment = (uri: string, params: Record<string, string>) => {
 
 /** The start and callback of a sign-in with a stored SSO credential. */
 export function createSignInFlow(deps: FlowDeps) {
-  const { credentials, store, client, events, clock } = deps;
-
-  async function opened(orgId: string, clientId: string) {
-    const credential = await credentials.open(orgId, clientId);
-    const provider = credential && credentials.provider(credential.provider);
-    if (!credential || !provider)
-      throw SsoSignInErrors.UNKNOWN_CLIENT(`client_id: no SSO credential ${clientId} in this organization`);
-    const parsed = v.safeParse(provider.options, credential.options);
-    if (!parsed.success)
-      throw SsoSignInErrors.PROVIDER_ERROR(`the credential's options no longer fit ${provider.id}`);
-    return { credential, provider, options: parsed.output };
-  }
-
-  async function secretOf<O>(p: SsoProvider<string, O>, c: OpenedSsoCredential, options: O) {
-    const context = {
-      clientId: c.clientId,
-      clientSecret: c.clientSecret,
-      options,
-      now: Math.floor(clock.now() / 1000),
-    };
-    return { context, secret: p.clientSecret ? await p.clientSecret(context) : c.clientSecret };
-  }
-
-  /** The provider's authorization URL, after recording state, nonce and verifier with `record`. */
-  async function begin(
-    orgId: string,
-    clientId: string,
-    record: Pick<PendingSignIn, 'redirectUri' | 'appState' | 'binding' | 'callbackUrl'>,
-  ) {
-    const { credential, provider, options } = await opened(orgId, clientId);
-    const server = await client.serverOf(provider, options, clock.now()).catch((e) => {
-      throw SsoSignInErrors.PROVIDER_ERROR(e instanceof Error ? e.message : String(e));
-    });
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const codeVerifier = provider.pkce ? oauth.generateRandomCodeVerifier() : '';
-    await store.put(state, { orgId, clientId: credential.clientId, nonce, codeVerifier, ...record });
-    const url = new URL(server.as.authorization_endpoint ?? '');
-    const p = url.searchParams;
-    p.set('response_type', 'code');
-    p.set('client_id', credential.clientId);
-    p.set('redirect_uri', record.callbackUrl ?? deps.callbackUrl);
-    p.set('scope', credential.effectiveScopes.join(' '));
-    p.set('state', state);
-    if (server.oidc) p.set('nonce', nonce);
-    if (codeVerifier) {
-      p.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
-      p.set('code_challenge_method', 'S256');
-    }
-    for (const [k, x] of Object.entries(provider.authorizationParams?.(options) ?? {})) p.set(k, x);
-    return url.toString();
-  }
+  const { store, events, clock } = deps;
+  const { begin, authenticate } = createProviderSignIn(deps);
 
   /** GET /sso/oidc/start: the provider's authorization URL for the application's sign-in. */
   async function start(
@@ -130,110 +60,6 @@ export function createSignInFlow(deps: FlowDeps) {
     return begin(orgId, q.client_id, { redirectUri: q.redirect_uri, appState: q.state ?? '' });
   }
 
-  async function authenticate(
-    orgId: string,
-    state: string,
-    pending: PendingSignIn,
-    params: URLSearchParams,
-    bound: boolean,
-  ) {
-    const { credential, provider, options } = await opened(orgId, pending.clientId).catch((e) => {
-      throw new SignInFailure('provider_error', 'server_error', e instanceof Error ? e.message : String(e));
-    });
-    // The organization may have turned the flag off while the person was at the provider.
-    if (bound && !credential.enableInServiceOidcAuthzServer)
-      throw new SignInFailure(
-        'not_enabled',
-        'access_denied',
-        'this credential is no longer enabled for the authorization server',
-      );
-    try {
-      const server = await client.serverOf(provider, options, clock.now());
-      const { context, secret } = await secretOf(provider, credential, options);
-      const tokens = await client.exchange(server, {
-        clientId: credential.clientId,
-        clientSecret: secret,
-        callbackUrl: pending.callbackUrl ?? deps.callbackUrl,
-        params,
-        state,
-        nonce: pending.nonce,
-        codeVerifier: pending.codeVerifier,
-      });
-      const profile = provider.profile
-        ? await provider.profile(tokens, context)
-        : tokens.idTokenClaims
-          ? profileFromClaims(
-              await client.withUserInfo(
-                server,
-                credential.clientId,
-                tokens.accessToken,
-                tokens.idTokenClaims,
-              ),
-            )
-          : undefined;
-      if (!profile)
-        throw new ProviderFailure('provider_error', `${provider.id} gave no ID token and has no profile`);
-      return { profile, provider: provider.id };
-    } catch (e) {
-      if (e instanceof ProviderFailure)
-        throw new SignInFailure(
-          e.reason,
-          e.reason === 'access_denied' ? 'access_denied' : 'server_error',
-          e.message,
-        );
-      throw new SignInFailure('provider_error', 'server_error', e instanceof Error ? e.message : String(e));
-    }
-  }
-
-  async function personFor(orgId: string, profile: SsoProfile, rc: RequestContext): Promise<PersonRecord> {
-    if (!profile.email)
-      throw new SignInFailure('no_email', 'access_denied', 'the provider gave no email address');
-    if (!profile.emailVerified)
-      throw new SignInFailure(
-        'unverified_email',
-        'access_denied',
-        'the provider does not vouch for the email address',
-      );
-    const handle = deps.directory.normaliseHandle({ type: 'email_address', value: profile.email });
-    // Linking needs a verified email on both sides: the provider's (above) and ours. A person holding
-    // the address unverified may have been made by someone who does not own it.
-    const linked = (person: PersonRecord) => {
-      if (person.handles.some((h) => h.type === handle.type && h.value === handle.value && h.verified))
-        return person;
-      throw new SignInFailure(
-        'unverified_handle',
-        'access_denied',
-        'the person holding this email address has not verified it, so the sign-in is not linked to them',
-        person,
-      );
-    };
-    const found = await deps.directory.findByHandle(orgId, handle);
-    if (found) return linked(found);
-    try {
-      return await deps.directory.createWithHandles(orgId, {
-        handles: [{ ...handle, verified: true }],
-        analytics: rc.analytics,
-      });
-    } catch (e) {
-      // Two first sign-ins of one person raced: the other one created it.
-      const again = await deps.directory.findByHandle(orgId, handle);
-      if (again) return linked(again);
-      throw e;
-    }
-  }
-
-  /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
-  const reportFailure = (orgId: string, f: SignInFailure, rc: RequestContext) =>
-    events.publish(orgId, 'AuthenticationFailed_v1', {
-      analytics_metadata: analyticsMetadata(rc.analytics),
-      browser_metadata: rc.browser,
-      ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
-      ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
-      failed_authn_method: 'oidc',
-      failure_reason: f.reason,
-      failure_detail: f.message,
-    });
-
   /**
    * The callback's common part: burns the state (of a bound sign-in or not, as `bound` says), verifies
    * the provider's answer and finds or creates the person. A failure is reported before it is returned.
@@ -250,7 +76,7 @@ export function createSignInFlow(deps: FlowDeps) {
     const { pending } = burnt;
     const orgId = pending.orgId;
     const failed = async (failure: SignInFailure): Promise<Completed> => {
-      await reportFailure(orgId, failure, rc);
+      await reportFailure(events, orgId, failure, rc);
       return { ok: false, pending, failure };
     };
     if (burnt.kind !== 'fresh')
@@ -275,7 +101,7 @@ export function createSignInFlow(deps: FlowDeps) {
       );
     try {
       const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
-      const person = await personFor(orgId, profile, rc);
+      const person = await personFor(deps.directory, orgId, profile, rc);
       if (!person.active)
         throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person);
       return { ok: true, pending, person, profile, provider };
@@ -321,7 +147,7 @@ export function createSignInFlow(deps: FlowDeps) {
         person,
         ['oidc'],
       );
-      await reportFailure(orgId, f, rc);
+      await reportFailure(events, orgId, f, rc);
       return back(f);
     }
     await events.publish(orgId, 'AuthenticationSucceeded_v1', {

@@ -1,0 +1,141 @@
+import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory, PersonRecord } from '../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../core/errors.ts';
+import { PersonHandleType } from '../../core/events/shared-types.ts';
+import type { EventPublisher } from '../../core/events/types.ts';
+import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../core/ids.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
+import type { LoginAnswer } from './login-answer.ts';
+import type { CodeStore } from './store/codes.ts';
+import type { PendingLogin } from './store/logins.ts';
+
+/** Who signed in, by which factor, for the ID token, the events and the code. */
+export interface SignedIn {
+  personId: string;
+  method: 'password' | 'oidc';
+  authentication: TokenAuthentication;
+  /** The SSO provider's id, named in the ID token's `idp` claim. */
+  idp?: string;
+}
+
+/** What finishing a login uses: the issuer of its ID token, its events, its code and its redirect. */
+export interface LoginFinishDeps {
+  issuer: TokenIssuer;
+  directory: PersonDirectory;
+  codes: CodeStore;
+  events: EventPublisher;
+  clock: Clock;
+  /** The redirect that answers the client. */
+  answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
+}
+
+/** The handle as events carry it: its PersonHandleType number. */
+const eventHandle = (h: { type: string; value: string }) => ({
+  type:
+    h.type === 'email_address'
+      ? PersonHandleType.EmailAddress
+      : h.type === 'phone_number'
+        ? PersonHandleType.PhoneNumber
+        : PersonHandleType.Username,
+  value: h.value,
+});
+
+/**
+ * The end of a login once someone signed in, by password or SSO: the ID token (the token_minted hook
+ * runs as the token issuer mints it), then AuthenticationSucceeded_v1, a code and the redirect back to
+ * the client.
+ */
+export function createLoginFinish(deps: LoginFinishDeps) {
+  const { codes, clock, answer } = deps;
+
+  /**
+   * Mints the login's ID token: every hosted login mints it now, so the token_minted hook decides on
+   * every login whatever the scope (the client receives the token only with openid). A refusal is
+   * reported as AuthenticationFailed_v1; an error other than the hook's block is thrown.
+   */
+  async function mint(
+    login: PendingLogin,
+    client: OAuthClient,
+    who: SignedIn,
+    rc: RequestContext,
+  ): Promise<
+    { ok: true; idToken: string; authTime: number; person?: PersonRecord } | { ok: false; message: string }
+  > {
+    const authTime = Math.floor(clock.now() / 1000);
+    // Read while the token is issued: the events need the person's region.
+    const personRead = deps.directory.get(login.orgId, who.personId);
+    try {
+      const issued = await deps.issuer.issue({
+        orgId: login.orgId,
+        personId: who.personId,
+        methods: [who.method],
+        issuer: 'oauth2',
+        authentications: [who.authentication],
+        request: rc.analytics,
+        ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
+        idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
+      });
+      const person = await personRead;
+      return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
+    } catch (error) {
+      const blocked = error instanceof ServiceError && error.status === 403;
+      const person = await personRead;
+      const message = error instanceof Error ? error.message : 'the token could not be issued';
+      await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
+        analytics_metadata: analyticsMetadata(rc.analytics),
+        browser_metadata: rc.browser,
+        ...(person ? { person_id: person.personId, region: person.region } : {}),
+        // Authenticated already: the token was refused after the method succeeded.
+        authenticated_methods: [who.method],
+        failed_authn_method: who.method,
+        failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
+        failure_detail: message,
+        ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+      });
+      if (!blocked) throw error;
+      return { ok: false, message };
+    }
+  }
+
+  /** Publishes AuthenticationSucceeded_v1, issues the code and answers the redirect to the client. */
+  async function grant(
+    login: PendingLogin,
+    client: OAuthClient,
+    who: SignedIn,
+    minted: { idToken: string; authTime: number; person?: PersonRecord },
+    rc: RequestContext,
+  ): Promise<LoginAnswer> {
+    const { person } = minted;
+    const code = randomSecret('');
+    await Promise.all([
+      person &&
+        deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
+          analytics_metadata: analyticsMetadata(rc.analytics),
+          browser_metadata: rc.browser,
+          person_id: person.personId,
+          region: person.region,
+          success_authn_method: who.method,
+          authenticated_methods: [who.method],
+          // A handle names what the person typed; an SSO sign-in typed none.
+          ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+        }),
+      codes.issue(code, {
+        orgId: login.orgId,
+        clientId: client.clientId,
+        redirectUri: login.redirectUri,
+        scope: login.scope,
+        codeChallenge: login.codeChallenge,
+        personId: who.personId,
+        methods: [who.method],
+        authTime: minted.authTime,
+        idToken: minted.idToken,
+      }),
+    ]);
+    return answer(login.redirectUri, { code, state: login.state });
+  }
+
+  return { mint, grant };
+}

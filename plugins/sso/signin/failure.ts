@@ -1,0 +1,29 @@
+import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
+
+/** A failed sign-in the application hears of (`error` in the fragment) and the organization's events record. */
+export class SignInFailure extends Error {
+  constructor(
+    readonly reason: string,
+    readonly error: 'access_denied' | 'server_error' | 'invalid_request',
+    message: string,
+    readonly person?: PersonRecord,
+    /** The methods that had succeeded when it failed (the provider's, before the token was refused). */
+    readonly authenticated?: string[],
+  ) {
+    super(message);
+  }
+}
+
+/** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
+export const reportFailure = (events: EventPublisher, orgId: string, f: SignInFailure, rc: RequestContext) =>
+  events.publish(orgId, 'AuthenticationFailed_v1', {
+    analytics_metadata: analyticsMetadata(rc.analytics),
+    browser_metadata: rc.browser,
+    ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
+    ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
+    failed_authn_method: 'oidc',
+    failure_reason: f.reason,
+    failure_detail: f.message,
+  });
