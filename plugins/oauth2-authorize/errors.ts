@@ -45,6 +45,12 @@ export const AuthorizeErrors = defineErrors({
     status: 400,
     message: (personId: string) => `person_id: person ${personId} is disabled and gets no tokens`,
   },
+  /** Mint: revoke-all or a password reset revoked the new grant while its tokens were minted. */
+  MINT_GRANT_REVOKED: {
+    status: 409,
+    message: () =>
+      'the new grant was revoked while its tokens were minted (revoke-all or a password reset at the same moment): no token is answered; mint again',
+  },
   /** Mint: a scope the client may not have, offline_access without the refresh grant, a reserved claim. */
   INVALID_MINT_REQUEST: { status: 400, message: detail },
 });

@@ -5,7 +5,7 @@ import type { Clock } from '../../core/ports/clock.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { ACCESS_TOKEN_CLAIMS, ID_TOKEN_CLAIMS, reservedClaimOf } from '../../core/tokens/reserved-claims.ts';
 import { AuthorizeErrors } from './errors.ts';
-import { issueTokens, type TokenIssuing } from './grants/issue-tokens.ts';
+import { issueTokens, refuseRevoked, type TokenIssuing } from './grants/issue-tokens.ts';
 
 /** What POST /oauth2/tokens/mint asks, its organization taken from the API key. */
 export interface MintRequest {
@@ -105,8 +105,10 @@ export function createMint(deps: TokenIssuing & { issuer: TokenIssuer; clock: Cl
       authTime,
       claims: { ...custom, authenticated_methods: METHODS },
       refresh: scope.includes('offline_access'),
+      revoked: () => AuthorizeErrors.MINT_GRANT_REVOKED(),
     });
-    if (response.refresh_token === undefined) await deps.families.recordAccess(familyId, access);
+    if (response.refresh_token === undefined && !(await deps.families.recordAccess(familyId, access)))
+      await refuseRevoked(deps, client, access, () => AuthorizeErrors.MINT_GRANT_REVOKED());
     return {
       access_token: response.access_token,
       ...(idToken ? { id_token: idToken.token } : {}),

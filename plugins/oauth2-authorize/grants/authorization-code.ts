@@ -75,9 +75,9 @@ export function authorizationCodeGrant(
       });
       await deps.codes.recordAccess(code.codeHash, access);
       // A replay that raced this exchange, or a password reset since the login, revoked the family
-      // before the access token was recorded: what was just issued must not outlive it.
-      const family = await deps.families.family(code.familyId);
-      if (!family || family.revoked) {
+      // before the access token was recorded: what was just issued must not outlive it. Read once the
+      // record is in, waiting for a revocation under way (stillGranted).
+      if (!(await deps.families.stillGranted(code.familyId))) {
         await deps.revokeFamily({ familyId: code.familyId });
         throw new OAuthError(
           'invalid_grant',

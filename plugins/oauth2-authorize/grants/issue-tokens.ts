@@ -47,6 +47,8 @@ export async function issueTokens(
     claims?: Readonly<Record<string, JsonValue>>;
     /** Whether to add a refresh token. @default whether the client may use the refresh_token grant */
     refresh?: boolean;
+    /** What to throw when the grant was revoked meanwhile. @default the token endpoint's invalid_grant */
+    revoked?: () => Error;
   },
 ): Promise<{ response: OAuthTokenResponse; access: IssuedAccess }> {
   const signed = await deps.server.signAccessToken({
@@ -66,8 +68,32 @@ export async function issueTokens(
   if (o.refresh ?? o.client.grantTypes.includes('refresh_token')) {
     const refresh = randomSecret(REFRESH_PREFIX);
     const lifetime = o.client.refreshTokenLifetime ?? deps.refreshLifetime;
-    await deps.families.addRefresh(o.familyId, refresh, lifetime * 1000, access);
+    if (!(await deps.families.addRefresh(o.familyId, refresh, lifetime * 1000, access)))
+      await refuseRevoked(deps, o.client, access, o.revoked);
     response.refresh_token = refresh;
   }
   return { response, access };
 }
+
+/**
+ * The grant was revoked while its tokens were being issued (a refresh token reused or revoked, a code
+ * replayed, revoke-all, a password reset): the access token just signed is revoked too, and none is
+ * answered.
+ */
+export async function refuseRevoked(
+  deps: Pick<TokenIssuing, 'server'>,
+  client: OAuthClient,
+  access: IssuedAccess,
+  revoked: () => Error = grantRevoked,
+): Promise<never> {
+  await deps.server.revokeAccessTokens([
+    { oid: client.orgId, client_id: client.clientId, jti: access.jti, exp: access.exp },
+  ]);
+  throw revoked();
+}
+
+const grantRevoked = () =>
+  new OAuthError(
+    'invalid_grant',
+    'the grant was revoked while its tokens were issued (a token reused or revoked, a code replayed, or a revocation of all the grants); none is answered',
+  );

@@ -1,8 +1,8 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
-import type { Storage } from '../../../core/ports/storage.ts';
+import type { Database, Storage } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 
@@ -75,18 +75,40 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   revoked: row.revokedAt !== null,
 });
 
+/**
+ * Which of the families are revoked, read with a share lock: a revocation that has updated one of them
+ * and not yet committed is waited for (its row lock), then its revoked_at is seen. Recorded first and
+ * checked here after, a token is either seen by the revocation's read of the family's tokens or sees
+ * the revocation. Locks taken in family order, as revokeFamilies takes them, so the two never deadlock.
+ */
+async function revokedAmong(db: Database, familyIds: string[]): Promise<Set<string>> {
+  const f = oauth2AuthorizeFamilies;
+  const rows = await db
+    .select({ familyId: f.familyId, revokedAt: f.revokedAt })
+    .from(f)
+    .where(inArray(f.familyId, [...new Set(familyIds)]))
+    .orderBy(f.familyId)
+    .for('share');
+  return new Set(rows.filter((row) => row.revokedAt !== null).map((row) => row.familyId));
+}
+
 /** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
 export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   const { storage, clock } = deps;
   const f = oauth2AuthorizeFamilies;
   const r = oauth2AuthorizeRefreshTokens;
-  const inserts = createGroupCommit<typeof r.$inferInsert>({
+  const inserts = createGroupCommit<typeof r.$inferInsert, boolean>({
     storage,
     transaction: false,
     ...batchingFor(storage),
     async write(tx, rows) {
       await tx.db.insert(r).values(rows);
-      return rows.map(() => undefined);
+      // Once the rows are in: a revocation that committed before, or is committing now, must be seen.
+      const revoked = await revokedAmong(
+        tx.db,
+        rows.map((row) => row.familyId),
+      );
+      return rows.map((row) => !revoked.has(row.familyId));
     },
   });
 
@@ -113,13 +135,24 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /**
+     * Whether the family is still granted, read after something was recorded in it: a revocation
+     * committing at that moment is waited for (revokedAmong), so it is either seen here or it saw
+     * the record.
+     */
+    async stillGranted(familyId: string): Promise<boolean> {
+      return !(await revokedAmong(storage.db, [familyId])).has(familyId);
+    },
+
+    /**
      * Records an access token issued in the family without a refresh token, so that revoking the
      * family revokes it too. It takes a refresh-token row already spent, whose token nobody holds (the
      * digest of a secret thrown away): never presentable, kept as long as the access token lives.
+     * Answers false when the family was revoked before the record could be seen by its revocation:
+     * the caller revokes the access token and answers no tokens.
      */
-    async recordAccess(familyId: string, access: IssuedAccess): Promise<void> {
+    async recordAccess(familyId: string, access: IssuedAccess): Promise<boolean> {
       const now = clock.now();
-      await inserts.add({
+      return inserts.add({
         tokenHash: await digest(crypto.randomUUID()),
         familyId,
         issuedAt: now,
@@ -132,16 +165,17 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
 
     /**
      * Records a new refresh token of the family, with the access token issued beside it. Concurrent
-     * refreshes share one INSERT (group commit): the token is stored once this resolves.
+     * refreshes share one INSERT (group commit): the token is stored once this resolves. Answers
+     * false as recordAccess does.
      */
     async addRefresh(
       familyId: string,
       token: string,
       lifetimeMs: number,
       access: IssuedAccess,
-    ): Promise<void> {
+    ): Promise<boolean> {
       const now = clock.now();
-      await inserts.add({
+      return inserts.add({
         tokenHash: await digest(token),
         familyId,
         issuedAt: now,

@@ -23,6 +23,14 @@ export async function revokeFamilies(
   const r = oauth2AuthorizeRefreshTokens;
   const c = oauth2AuthorizeCodes;
   const nowS = Math.floor(at / 1000);
+  // Locked in family order first, as a record's check takes its share locks (revokedAmong): two
+  // transactions locking the same families never wait for each other in a cycle.
+  await db
+    .select({ familyId: f.familyId })
+    .from(f)
+    .where(and(...select))
+    .orderBy(f.familyId)
+    .for('no key update');
   await db
     .update(f)
     .set({ revokedAt: at })

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
 import type * as oauth from 'oauth4webapi';
+import { digest } from '../../../plugins/oauth2-authorize/store/digest.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
   type AuthorizeService,
@@ -75,12 +77,12 @@ describe('POST /oauth2/tokens/revoke-all', () => {
     await expectActive(await grant(client, person));
   });
 
-  it('revokes an access token issued in a grant already revoked (a refresh racing a revocation)', async () => {
+  it('answers no tokens to a refresh racing a revocation, and revokes the access token it signed', async () => {
     const client = await s.createClient();
     const person = await s.person();
     const tokens = await grant(client, person);
     // The refresh's ID token passes the hook after its refresh token is spent and before the new tokens
-    // are recorded: an RFC 7009 revocation landing there leaves a new access token in a revoked grant.
+    // are recorded: an RFC 7009 revocation landing there revokes the grant before it holds them.
     s.hook.answer = async () => {
       await expectStatus(
         await postForm(s, '/oauth2/tokens/revoke', client, { token: tokens.refresh_token }),
@@ -91,11 +93,16 @@ describe('POST /oauth2/tokens/revoke-all', () => {
     const refreshed = await check.refresh(client, tokens.refresh_token).finally(() => {
       s.hook.answer = () => undefined;
     });
-    await expectStatus(refreshed, 200);
-    const late = refreshed.json as { access_token: string; refresh_token: string };
+    await expectOAuthError(refreshed, 400, 'invalid_grant', /revoked while its tokens were issued/);
 
-    await expectStatus(await revokeAll(client, { person_id: person.personId }), 200);
-    await expectRevoked(client, late);
+    // What the refresh signed and recorded in the grant is on the deny list, as the grant's first token is.
+    const rows = await s.service.ctx.storage.query<{ access_jti: string; denied: boolean }>(
+      sql`select r.access_jti, exists (select 1 from oauth2_revoked_tokens v where v.jti::text = r.access_jti) as denied
+          from oauth2_authorize_refresh_tokens r
+          where r.family_id = (select family_id from oauth2_authorize_refresh_tokens where token_hash = ${await digest(tokens.refresh_token)})`,
+    );
+    expect(rows.map((r) => r.denied)).toEqual([true, true]);
+    await expectRevoked(client, tokens);
   });
 
   it('keeps the grants begun after until, and revokes those begun at or before it', async () => {
