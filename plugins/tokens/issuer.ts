@@ -29,13 +29,18 @@ const HANDLE_TYPES: Record<string, number> = {
   username: PersonHandleType.Username,
 };
 
+// The spec's AuthenticationDetails carries a handle "only for factor methods that allow it", and its
+// AuthenticationSucceeded_v1 has none "for SSO authentications": the provider, not a handle the person
+// typed, authenticated them. The token_minted hook's content keeps the address the provider gave.
+const SSO_METHODS: ReadonlySet<string> = new Set(['oidc', 'saml']);
+
 /** An authentication as events carry it: the handle's type as its PersonHandleType number. */
 function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
   const type = HANDLE_TYPES[a.handle.type];
   return {
     timestamp: a.timestamp,
     method: a.method,
-    ...(type !== undefined && a.handle.value
+    ...(type !== undefined && a.handle.value && !SSO_METHODS.has(a.method)
       ? { handle: { type: type as 1 | 2 | 3, value: a.handle.value } }
       : {}),
   };

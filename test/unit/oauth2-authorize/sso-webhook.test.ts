@@ -80,7 +80,10 @@ describe('the events of an SSO sign-in in the hosted login', () => {
       browser_metadata: expect.any(Object),
     });
     expect(succeeded).not.toHaveProperty('handle');
-    expect(named('TokenMinted_v1')).toEqual([expect.objectContaining({ person_id: claims.sub })]);
+    const minted = named('TokenMinted_v1');
+    expect(minted).toEqual([expect.objectContaining({ person_id: claims.sub })]);
+    // AuthenticationDetails has a handle only for factor methods that allow one; SSO has none.
+    expect(minted[0]?.authentications).toEqual([{ method: 'oidc', timestamp: expect.any(String) }]);
     expect(named('AuthenticationFailed_v1')).toEqual([
       expect.objectContaining({ failed_authn_method: 'oidc', failure_reason: 'unverified_email' }),
     ]);
