@@ -171,9 +171,9 @@ export function createLogin(deps: LoginDeps) {
       const blocked = error instanceof ServiceError && error.status === 403;
       const person = await personRead;
       const message = error instanceof Error ? error.message : 'the token could not be issued';
+      // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
       await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
         analytics_metadata: analyticsMetadata(rc.analytics),
-        browser_metadata: rc.browser,
         ...(person ? { person_id: person.personId, region: person.region } : {}),
         // Authenticated already: the token was refused after the method succeeded.
         authenticated_methods: [who.method],

@@ -83,9 +83,9 @@ export function createSignIn(deps: SignInDeps) {
     /** The methods that had succeeded when it failed (the password, before the token was refused). */
     authenticated?: string[],
   ) {
+    // The service reports it (source Cloud), so no browser_metadata: the spec has it "when from the SDK".
     await events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
-      browser_metadata: rc.browser,
       ...(person ? { person_id: person.personId, region: person.region } : {}),
       ...(authenticated ? { authenticated_methods: authenticated } : {}),
       failed_authn_method: 'password',

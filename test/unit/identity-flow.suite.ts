@@ -229,6 +229,10 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
           failure_reason: 'invalid_credentials',
           handle,
         });
+        // The service, not the SDK, reports the failure: source Cloud, so no browser_metadata.
+        const failure = events.find((d) => d.name === 'AuthenticationFailed_v1')?.event;
+        expect(failure?.event_metadata).toMatchObject({ source: 1 });
+        expect(failure).not.toHaveProperty('browser_metadata');
         expect(one(events, 'AuthenticationSucceeded_v1')[0]).toMatchObject({
           person_id: person.personId,
           region: 'us-iowa',

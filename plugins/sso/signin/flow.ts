@@ -224,9 +224,9 @@ export function createSignInFlow(deps: FlowDeps) {
 
   /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
   const reportFailure = (orgId: string, f: SignInFailure, rc: RequestContext) =>
+    // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
     events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
-      browser_metadata: rc.browser,
       ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
       ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
       failed_authn_method: 'oidc',

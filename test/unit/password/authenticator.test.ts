@@ -60,8 +60,9 @@ describe('the passwordAuthenticator capability', () => {
     expect(failed[0]).toMatchObject({
       failed_authn_method: 'password',
       analytics_metadata: { client_ip_address: '198.51.100.7' },
-      browser_metadata: { user_agent: 'probe/1', window_location: 'https://ids.test' },
     });
+    // The service reports the failure (source Cloud): no browser_metadata, the SDK's member.
+    expect(failed[0]).not.toHaveProperty('browser_metadata');
   });
 
   it('shares the per-handle limit with POST /authenticate/password and says when to retry', async () => {
