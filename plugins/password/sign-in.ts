@@ -86,8 +86,11 @@ export function createSignIn(deps: SignInDeps) {
     // The service reports it (source Cloud), so no browser_metadata: the spec has it "when from the SDK".
     await events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
-      ...(person ? { person_id: person.personId, region: person.region } : {}),
-      ...(authenticated ? { authenticated_methods: authenticated } : {}),
+      // The spec's person_id, region and authenticated_methods come "only if previously authenticated":
+      // together, once a method had succeeded for the person, never for a handle that merely names one.
+      ...(person && authenticated
+        ? { person_id: person.personId, region: person.region, authenticated_methods: authenticated }
+        : {}),
       failed_authn_method: 'password',
       failure_reason: reason,
       failure_detail: detail,
@@ -157,7 +160,9 @@ export function createSignIn(deps: SignInDeps) {
             : undefined;
     if (refusal || !person || !stored) {
       const [reason, detail] = refusal ?? ['invalid_credentials', 'no password'];
-      await failed(orgId, rc, handle, reason, detail, person);
+      // A disabled person's password did match: the person had authenticated, then was refused.
+      const authenticated = reason === 'person_disabled' ? ['password'] : undefined;
+      await failed(orgId, rc, handle, reason, detail, person, authenticated);
       return { ok: false, reason: 'invalid_credentials' };
     }
 

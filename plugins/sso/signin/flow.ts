@@ -227,8 +227,10 @@ export function createSignInFlow(deps: FlowDeps) {
     // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
     events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
-      ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
-      ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
+      // person_id, region and authenticated_methods "only if previously authenticated" (spec): together.
+      ...(f.person && f.authenticated
+        ? { person_id: f.person.personId, region: f.person.region, authenticated_methods: f.authenticated }
+        : {}),
       failed_authn_method: 'oidc',
       failure_reason: f.reason,
       failure_detail: f.message,
@@ -277,7 +279,9 @@ export function createSignInFlow(deps: FlowDeps) {
       const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
       const person = await personFor(orgId, profile, rc);
       if (!person.active)
-        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person);
+        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person, [
+          'oidc',
+        ]);
       return { ok: true, pending, person, profile, provider };
     } catch (e) {
       if (e instanceof SignInFailure) return failed(e);
