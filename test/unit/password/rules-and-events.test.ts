@@ -73,6 +73,16 @@ describe('PUT /persons/{person_id}/credentials/password', () => {
     });
     expect(JSON.stringify(event)).not.toContain(GOOD);
   });
+
+  it('refuses a password for an anonymous person, which has no handle for PasswordChanged_v1', async () => {
+    svc = await passwordService();
+    const anon = await svc.call('POST', '/persons/anonymous', { key: null });
+    await expectStatus(anon, 201);
+    const res = await svc.setPassword(anon.json.result.person_id, { password: GOOD });
+    await expectStatus(res, 409);
+    expect(res.json.errors[0].message).toContain('has no handle');
+    expect(await svc.eventsNamed('PasswordChanged_v1', 0)).toEqual([]);
+  });
 });
 
 describe('authentication events', () => {
