@@ -164,6 +164,8 @@ export function createLogin(deps: LoginDeps) {
         request: rc.analytics,
         ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
         idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
+        // Without openid the client gets no ID token: the hook decides, and no TokenMinted_v1 says otherwise.
+        ...(login.scope.includes('openid') ? {} : { hookOnly: true }),
       });
       const person = await personRead;
       return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };

@@ -159,6 +159,18 @@ export function createIssue(deps: IssuerDeps) {
       }
     }
 
+    // The hook's decision was all the caller wanted: a token nobody receives is neither signed, nor
+    // announced by TokenMinted_v1, nor anybody's first.
+    if (req.hookOnly)
+      return {
+        token: '',
+        tokenId: jti,
+        claims,
+        firstToken: false,
+        issuedAt: now,
+        expiresAt: now + lifetimeSeconds,
+      };
+
     // A minted token is nobody's first (the reference's mint-token payload says first_token false): it
     // leaves the person's first token to the first real authentication.
     const firstToken = req.issuer === 'mint' ? false : await firstTokens.claim(req.orgId, person.personId);
