@@ -119,6 +119,8 @@ export function createSignIn(deps: SignInDeps) {
     handle: PersonHandle,
     password: string,
     rc: RequestContext,
+    /** Why no person can have this handle (`bob@` as an email address): it is then as unknown. */
+    malformed?: string,
   ): Promise<Verified> {
     // The address first: a client spraying many handles is stopped without using their budgets.
     if (rc.clientIp) {
@@ -145,12 +147,15 @@ export function createSignIn(deps: SignInDeps) {
     }
 
     const normal = normalisePassword(password);
-    const person = await directory.findByHandle(orgId, handle);
+    const person = malformed === undefined ? await directory.findByHandle(orgId, handle) : undefined;
     const stored = person ? await credentials.hashOf(orgId, person.personId) : undefined;
     // Exactly one hash is verified whatever the outcome, so a 401 takes as long for every reason.
     const matched = stored ? await hasher.verify(stored, normal) : await hasher.verifyDummy(normal);
     const refusal: [FailureReason, string] | undefined = !person
-      ? ['unknown_handle', 'no person has this handle']
+      ? [
+          'unknown_handle',
+          malformed ? `no person can have this handle (${malformed})` : 'no person has this handle',
+        ]
       : !stored
         ? ['no_password', 'this person has no password']
         : !matched
