@@ -25,6 +25,13 @@ export interface IssueRequest {
    * `auth_time` (seconds since the epoch) as the authentication request gave them.
    */
   idToken?: { clientId: string; nonce?: string; authTime: number };
+  /**
+   * Runs beforeTokenIssued for its decision only, for an authentication whose caller hands out no
+   * identity token (an OAuth login without `openid`): nothing is signed (`token` is empty), no
+   * TokenMinted_v1 announces a token nobody holds, and the person's first token is left to a real one.
+   * @default false
+   */
+  hookOnly?: boolean;
 }
 
 /** An issued token. */

@@ -77,6 +77,8 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         request: rc.analytics,
         ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
         idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
+        // Without openid the client gets no ID token: the hook decides, and no TokenMinted_v1 says otherwise.
+        ...(login.scope.includes('openid') ? {} : { hookOnly: true }),
       });
       const person = await personRead;
       return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
@@ -84,9 +86,9 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       const blocked = error instanceof ServiceError && error.status === 403;
       const person = await personRead;
       const message = error instanceof Error ? error.message : 'the token could not be issued';
+      // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
       await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
         analytics_metadata: analyticsMetadata(rc.analytics),
-        browser_metadata: rc.browser,
         ...(person ? { person_id: person.personId, region: person.region } : {}),
         // Authenticated already: the token was refused after the method succeeded.
         authenticated_methods: [who.method],

@@ -19,6 +19,9 @@ const contextOf = (request: AnalyticsContext): RequestContext => ({
   },
 });
 
+/** The handle types an event's PersonHandle can name. */
+const HANDLE_TYPES: ReadonlySet<string> = new Set(['email_address', 'phone_number', 'username']);
+
 /**
  * The passwordAuthenticator capability: the password check of POST /authenticate/password (limits,
  * one argon2id verification whatever the outcome, AuthenticationFailed_v1 on every refusal) for other
@@ -31,15 +34,20 @@ export function createPasswordAuthenticator(deps: {
   return {
     async check(orgId, input): Promise<PasswordCheck> {
       let handle: ReturnType<PersonDirectory['normaliseHandle']>;
+      let malformed: string | undefined;
       try {
         handle = deps.directory.normaliseHandle(input.handle);
       } catch (error) {
-        // A handle no person can have (`bob@` as an email address): the same answer as an unknown one.
-        if (error instanceof ServiceError && error.status === 400)
+        if (!(error instanceof ServiceError && error.status === 400)) throw error;
+        // A handle no person can have (`bob@` as an email address): the same answer as an unknown one,
+        // after the same limits and hash, and reported as one (AuthenticationFailed_v1), not dropped.
+        const value = input.handle.value.trim();
+        if (!value || !HANDLE_TYPES.has(input.handle.type))
           return { ok: false, reason: 'invalid_credentials' };
-        throw error;
+        handle = { type: input.handle.type, value };
+        malformed = error.message;
       }
-      const checked = await deps.verify(orgId, handle, input.password, contextOf(input.request));
+      const checked = await deps.verify(orgId, handle, input.password, contextOf(input.request), malformed);
       if (checked.ok)
         return { ok: true, personId: checked.person.personId, authentication: checked.authentication };
       return checked.reason === 'rate_limited'

@@ -12,6 +12,15 @@ export const PasswordErrors = defineErrors({
     status: 404,
     message: (personId: string) => `no person ${personId} in this organization`,
   },
+  /**
+   * A person without a handle (an anonymous person): nobody could sign in with the password, and the
+   * PasswordChanged_v1 a password change emits needs the handle.
+   */
+  PERSON_WITHOUT_HANDLE: {
+    status: 409,
+    message: (personId: string) =>
+      `person ${personId} has no handle (an anonymous person), so a password could never be used to sign in`,
+  },
   /** One message for a wrong password, an unknown handle, a person without a password or a disabled one. */
   INVALID_CREDENTIALS: { status: 401, message: 'the handle and password do not match' },
   TOO_MANY_ATTEMPTS: { status: 429, message: detail },

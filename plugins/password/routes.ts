@@ -48,11 +48,13 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
             : checkImportedHash(body.password_hash ?? '');
         const person = await directory.get(org.id, params.person_id);
         if (!person) throw PasswordErrors.PERSON_NOT_FOUND(params.person_id);
+        // PasswordChanged_v1 names a handle (the spec's handle is required): a person without one,
+        // anonymous, is refused rather than given a password that changes silently and serves nobody.
         const handle = person.handles[0];
+        if (!handle) throw PasswordErrors.PERSON_WITHOUT_HANDLE(person.personId);
         await consistentWrite(request, ctx.headers, () =>
           credentials.set(org.id, person.personId, hash, async (tx) => {
             await deps.resetTokens.voidFor(tx, org.id, person.personId);
-            if (!handle) return;
             await ctx.events.publish(
               org.id,
               'PasswordChanged_v1',
@@ -83,6 +85,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
             204: { description: 'The password is set' },
             400: errorDoc('The password breaks the policy, or the hash is of a kind not accepted'),
             404: errorDoc('No such person in this organization'),
+            409: errorDoc('The person has no handle (an anonymous person): no password can be set'),
             ...writeErrorDocs,
           },
           tags: TAGS,

@@ -83,11 +83,14 @@ export function createSignIn(deps: SignInDeps) {
     /** The methods that had succeeded when it failed (the password, before the token was refused). */
     authenticated?: string[],
   ) {
+    // The service reports it (source Cloud), so no browser_metadata: the spec has it "when from the SDK".
     await events.publish(orgId, 'AuthenticationFailed_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
-      browser_metadata: rc.browser,
-      ...(person ? { person_id: person.personId, region: person.region } : {}),
-      ...(authenticated ? { authenticated_methods: authenticated } : {}),
+      // The spec's person_id, region and authenticated_methods come "only if previously authenticated":
+      // together, once a method had succeeded for the person, never for a handle that merely names one.
+      ...(person && authenticated
+        ? { person_id: person.personId, region: person.region, authenticated_methods: authenticated }
+        : {}),
       failed_authn_method: 'password',
       failure_reason: reason,
       failure_detail: detail,
@@ -116,6 +119,8 @@ export function createSignIn(deps: SignInDeps) {
     handle: PersonHandle,
     password: string,
     rc: RequestContext,
+    /** Why no person can have this handle (`bob@` as an email address): it is then as unknown. */
+    malformed?: string,
   ): Promise<Verified> {
     // The address first: a client spraying many handles is stopped without using their budgets.
     if (rc.clientIp) {
@@ -142,12 +147,15 @@ export function createSignIn(deps: SignInDeps) {
     }
 
     const normal = normalisePassword(password);
-    const person = await directory.findByHandle(orgId, handle);
+    const person = malformed === undefined ? await directory.findByHandle(orgId, handle) : undefined;
     const stored = person ? await credentials.hashOf(orgId, person.personId) : undefined;
     // Exactly one hash is verified whatever the outcome, so a 401 takes as long for every reason.
     const matched = stored ? await hasher.verify(stored, normal) : await hasher.verifyDummy(normal);
     const refusal: [FailureReason, string] | undefined = !person
-      ? ['unknown_handle', 'no person has this handle']
+      ? [
+          'unknown_handle',
+          malformed ? `no person can have this handle (${malformed})` : 'no person has this handle',
+        ]
       : !stored
         ? ['no_password', 'this person has no password']
         : !matched
@@ -157,7 +165,9 @@ export function createSignIn(deps: SignInDeps) {
             : undefined;
     if (refusal || !person || !stored) {
       const [reason, detail] = refusal ?? ['invalid_credentials', 'no password'];
-      await failed(orgId, rc, handle, reason, detail, person);
+      // A disabled person's password did match: the person had authenticated, then was refused.
+      const authenticated = reason === 'person_disabled' ? ['password'] : undefined;
+      await failed(orgId, rc, handle, reason, detail, person, authenticated);
       return { ok: false, reason: 'invalid_credentials' };
     }
 

@@ -29,13 +29,18 @@ const HANDLE_TYPES: Record<string, number> = {
   username: PersonHandleType.Username,
 };
 
+// The spec's AuthenticationDetails carries a handle "only for factor methods that allow it", and its
+// AuthenticationSucceeded_v1 has none "for SSO authentications": the provider, not a handle the person
+// typed, authenticated them. The token_minted hook's content keeps the address the provider gave.
+const SSO_METHODS: ReadonlySet<string> = new Set(['oidc', 'saml']);
+
 /** An authentication as events carry it: the handle's type as its PersonHandleType number. */
 function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
   const type = HANDLE_TYPES[a.handle.type];
   return {
     timestamp: a.timestamp,
     method: a.method,
-    ...(type !== undefined && a.handle.value
+    ...(type !== undefined && a.handle.value && !SSO_METHODS.has(a.method)
       ? { handle: { type: type as 1 | 2 | 3, value: a.handle.value } }
       : {}),
   };
@@ -153,6 +158,18 @@ export function createIssue(deps: IssuerDeps) {
           });
       }
     }
+
+    // The hook's decision was all the caller wanted: a token nobody receives is neither signed, nor
+    // announced by TokenMinted_v1, nor anybody's first.
+    if (req.hookOnly)
+      return {
+        token: '',
+        tokenId: jti,
+        claims,
+        firstToken: false,
+        issuedAt: now,
+        expiresAt: now + lifetimeSeconds,
+      };
 
     // A minted token is nobody's first (the reference's mint-token payload says first_token false): it
     // leaves the person's first token to the first real authentication.

@@ -72,9 +72,18 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
       await t.stop();
     });
 
-    /** The events of a person that arrived, verified; waits until `names` (in any order) are all there. */
-    async function eventsOf(personId: string, names: string[]) {
-      const pick = () => [...delivered.values()].filter((d) => d.event.person_id === personId);
+    /**
+     * The events of a person that arrived, verified; waits until `names` (in any order) are all there.
+     * With `handleValue`, also the events that name the person by that handle only (a failed sign-in).
+     */
+    async function eventsOf(personId: string, names: string[], handleValue?: string) {
+      const pick = () =>
+        [...delivered.values()].filter(
+          (d) =>
+            d.event.person_id === personId ||
+            (handleValue !== undefined &&
+              (d.event.handle as { value?: string } | undefined)?.value === handleValue),
+        );
       await until(
         async () => {
           for (const q of eventRx.requests.splice(0)) {
@@ -193,17 +202,21 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
         await expectStatus(minted, 201);
         await expectStatus(await t.http('DELETE', `/persons/${person.personId}`), 204);
 
-        const events = await eventsOf(person.personId, [
-          'PersonCreated_v1',
-          'PasswordChanged_v1',
-          'AuthenticationFailed_v1',
-          'AuthenticationSucceeded_v1',
-          'AuthenticationSucceeded_v1',
-          'TokenMinted_v1',
-          'TokenMinted_v1',
-          'TokenMinted_v1',
-          'PersonDeleted_v1',
-        ]);
+        const events = await eventsOf(
+          person.personId,
+          [
+            'PersonCreated_v1',
+            'PasswordChanged_v1',
+            'AuthenticationFailed_v1',
+            'AuthenticationSucceeded_v1',
+            'AuthenticationSucceeded_v1',
+            'TokenMinted_v1',
+            'TokenMinted_v1',
+            'TokenMinted_v1',
+            'PersonDeleted_v1',
+          ],
+          person.handle.value,
+        );
         const handle = { type: 3, value: person.handle.value };
         const analytics = {
           analytics_correlation_id: expect.any(String),
@@ -225,10 +238,16 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
           initiated_by: 1,
         });
         expect(one(events, 'AuthenticationFailed_v1')[0]).toMatchObject({
-          person_id: person.personId,
           failure_reason: 'invalid_credentials',
           handle,
         });
+        // The service, not the SDK, reports the failure: source Cloud, so no browser_metadata.
+        const failure = events.find((d) => d.name === 'AuthenticationFailed_v1')?.event;
+        expect(failure?.event_metadata).toMatchObject({ source: 1 });
+        expect(failure).not.toHaveProperty('browser_metadata');
+        // Nobody had authenticated: person_id, region, authenticated_methods come only if somebody had.
+        for (const member of ['person_id', 'region', 'authenticated_methods'])
+          expect(failure).not.toHaveProperty(member);
         expect(one(events, 'AuthenticationSucceeded_v1')[0]).toMatchObject({
           person_id: person.personId,
           region: 'us-iowa',

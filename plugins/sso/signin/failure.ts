@@ -18,11 +18,13 @@ export class SignInFailure extends Error {
 
 /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
 export const reportFailure = (events: EventPublisher, orgId: string, f: SignInFailure, rc: RequestContext) =>
+  // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
   events.publish(orgId, 'AuthenticationFailed_v1', {
     analytics_metadata: analyticsMetadata(rc.analytics),
-    browser_metadata: rc.browser,
-    ...(f.person ? { person_id: f.person.personId, region: f.person.region } : {}),
-    ...(f.authenticated ? { authenticated_methods: f.authenticated } : {}),
+    // person_id, region and authenticated_methods "only if previously authenticated" (spec): together.
+    ...(f.person && f.authenticated
+      ? { person_id: f.person.personId, region: f.person.region, authenticated_methods: f.authenticated }
+      : {}),
     failed_authn_method: 'oidc',
     failure_reason: f.reason,
     failure_detail: f.message,

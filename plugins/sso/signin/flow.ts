@@ -103,7 +103,9 @@ export function createSignInFlow(deps: FlowDeps) {
       const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
       const person = await personFor(deps.directory, orgId, profile, rc);
       if (!person.active)
-        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person);
+        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person, [
+          'oidc',
+        ]);
       return { ok: true, pending, person, profile, provider };
     } catch (e) {
       if (e instanceof SignInFailure) return failed(e);

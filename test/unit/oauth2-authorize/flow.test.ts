@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { expectStatus } from '../../helpers/expect-status.ts';
+import { signIn } from '../../helpers/identity-service.ts';
 import {
   type AuthorizeService,
   authorizationUrl,
@@ -176,6 +177,12 @@ describe('authorization_code with PKCE and refresh, driven by oauth4webapi from 
     const body = await res.clone().json();
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
     await oauth.processAuthorizationCodeResponse(as, client, res);
+    // The hook decided the login, but no identity token was handed out: none is announced, and the
+    // person's first identity token is still to come.
+    expect(s.hook.seen.at(-1)).toMatchObject({ issuer: 'oauth2', personId: person.personId });
+    await expectStatus(await signIn(s, person), 200);
+    const minted = (await s.eventsNamed('TokenMinted_v1')).filter((e) => e.person_id === person.personId);
+    expect(minted).toEqual([expect.objectContaining({ first_token: true, mint_token_api: false })]);
   });
 
   it('reports the login: the hook runs for issuer oauth2, then the authentication and token events', async () => {

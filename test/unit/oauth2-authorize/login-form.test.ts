@@ -65,12 +65,14 @@ describe('the hosted form', () => {
     expect(wrong.text).toContain(`value="${login.csrfToken}"`);
     expect(wrong.text).toContain(`value="${person.handle.value}"`);
     const failed = (await s.eventsNamed('AuthenticationFailed_v1')).filter(
-      (e) => e.person_id === person.personId,
+      (e) => (e.handle as { value?: string } | undefined)?.value === person.handle.value,
     );
     expect(failed[0]).toMatchObject({
       failure_reason: 'invalid_credentials',
       failed_authn_method: 'password',
     });
+    // Nobody had authenticated, so the person is not named (spec: "only if previously authenticated").
+    expect(failed[0]).not.toHaveProperty('person_id');
     const ok = await submitLogin(s.url, login, person.handle.value, person.password);
     await expectStatus(ok, 303);
     const location = new URL(ok.headers.get('location')!);

@@ -80,9 +80,16 @@ describe('the events of an SSO sign-in in the hosted login', () => {
       browser_metadata: expect.any(Object),
     });
     expect(succeeded).not.toHaveProperty('handle');
-    expect(named('TokenMinted_v1')).toEqual([expect.objectContaining({ person_id: claims.sub })]);
-    expect(named('AuthenticationFailed_v1')).toEqual([
+    const minted = named('TokenMinted_v1');
+    expect(minted).toEqual([expect.objectContaining({ person_id: claims.sub })]);
+    // AuthenticationDetails has a handle only for factor methods that allow one; SSO has none.
+    expect(minted[0]?.authentications).toEqual([{ method: 'oidc', timestamp: expect.any(String) }]);
+    const failed = named('AuthenticationFailed_v1');
+    expect(failed).toEqual([
       expect.objectContaining({ failed_authn_method: 'oidc', failure_reason: 'unverified_email' }),
     ]);
+    // Reported by the service (source Cloud): browser_metadata is the SDK's, "when from the SDK".
+    expect(failed[0]?.event_metadata).toMatchObject({ source: 1 });
+    expect(failed[0]).not.toHaveProperty('browser_metadata');
   }, 60_000);
 });

@@ -55,13 +55,23 @@ describe('the passwordAuthenticator capability', () => {
     });
     for (const c of [wrong, unknown, malformed])
       expect(c).toEqual({ ok: false, reason: 'invalid_credentials' });
-    const failed = await s.eventsNamed('AuthenticationFailed_v1', 2);
-    expect(failed.map((e) => e.failure_reason).sort()).toEqual(['invalid_credentials', 'unknown_handle']);
+    // Each refusal is reported, the malformed handle's too (as one nobody can have).
+    const failed = await s.eventsNamed('AuthenticationFailed_v1', 3);
+    expect(failed.map((e) => e.failure_reason).sort()).toEqual([
+      'invalid_credentials',
+      'unknown_handle',
+      'unknown_handle',
+    ]);
+    expect(failed.find((e) => (e.handle as { value: string }).value === 'ada@')).toMatchObject({
+      handle: { type: 2, value: 'ada@' },
+      failure_detail: expect.stringContaining('no person can have this handle'),
+    });
     expect(failed[0]).toMatchObject({
       failed_authn_method: 'password',
       analytics_metadata: { client_ip_address: '198.51.100.7' },
-      browser_metadata: { user_agent: 'probe/1', window_location: 'https://ids.test' },
     });
+    // The service reports the failure (source Cloud): no browser_metadata, the SDK's member.
+    expect(failed[0]).not.toHaveProperty('browser_metadata');
   });
 
   it('shares the per-handle limit with POST /authenticate/password and says when to retry', async () => {

@@ -73,6 +73,16 @@ describe('PUT /persons/{person_id}/credentials/password', () => {
     });
     expect(JSON.stringify(event)).not.toContain(GOOD);
   });
+
+  it('refuses a password for an anonymous person, which has no handle for PasswordChanged_v1', async () => {
+    svc = await passwordService();
+    const anon = await svc.call('POST', '/persons/anonymous', { key: null });
+    await expectStatus(anon, 201);
+    const res = await svc.setPassword(anon.json.result.person_id, { password: GOOD });
+    await expectStatus(res, 409);
+    expect(res.json.errors[0].message).toContain('has no handle');
+    expect(await svc.eventsNamed('PasswordChanged_v1', 0)).toEqual([]);
+  });
 });
 
 describe('authentication events', () => {
@@ -104,8 +114,11 @@ describe('authentication events', () => {
     });
     await expectStatus(await svc.signIn({ handle: EMAIL, password: 'wrong password' }, headers), 401);
     const [failed] = await svc.eventsNamed('AuthenticationFailed_v1');
+    // The handle names the person, but nobody authenticated: the spec's person_id, region and
+    // authenticated_methods come "only if previously authenticated".
+    for (const member of ['person_id', 'region', 'authenticated_methods'])
+      expect(failed).not.toHaveProperty(member);
     expect(failed).toMatchObject({
-      person_id: p.personId,
       failed_authn_method: 'password',
       failure_reason: 'invalid_credentials',
       failure_detail: 'the password does not match the one set for this handle',

@@ -67,6 +67,15 @@ describe('POST /authenticate/password', () => {
       'person_disabled',
       'unknown_handle',
     ]);
+    // Only the disabled person had authenticated (its password matched): it alone is named.
+    const named = Object.fromEntries(
+      failed.map((e) => [e.failure_reason, [e.person_id, e.region, e.authenticated_methods]]),
+    );
+    expect(named).toEqual({
+      invalid_credentials: [undefined, undefined, undefined],
+      unknown_handle: [undefined, undefined, undefined],
+      person_disabled: [disabled.personId, 'us-iowa', ['password']],
+    });
   });
 
   it('spends a hash on an unknown handle as on a wrong password', async () => {

@@ -189,6 +189,22 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     await failureFor('unverified_email');
   });
 
+  it('refuses a disabled person, naming it as one the provider authenticated', async () => {
+    const dora = { sub: 'dora-at-acme', email: 'dora@acme.example', email_verified: true };
+    const first = await signIn(dora);
+    const personId = first.fragment.get('person_id') ?? '';
+    const off = await t.call('PATCH', `/persons/${personId}`, { body: { active: false } });
+    await expectStatus(off, 200);
+    const { fragment } = await signIn(dora);
+    expect(fragment.get('error')).toBe('access_denied');
+    // The provider authenticated the person: person_id, region and authenticated_methods, together.
+    expect(await failureFor('person_disabled')).toMatchObject({
+      person_id: personId,
+      region: 'us-iowa',
+      authenticated_methods: ['oidc'],
+    });
+  });
+
   it('refuses a redirect_uri the organization does not list, and an http one off loopback', async () => {
     await expectStatus(await start({ redirectUri: 'https://app.example/other' }), 400);
     const put = await t.call('PUT', '/organizations/sso/redirect-uris', {
