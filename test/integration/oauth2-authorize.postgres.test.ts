@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import * as oauth from 'oauth4webapi';
+import postgres from 'postgres';
+import { digest } from '../../plugins/oauth2-authorize/store/digest.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import {
   type AuthorizeService,
@@ -16,7 +18,7 @@ import {
   refresh,
   startAuthorizeService,
 } from '../unit/oauth2-authorize/fixture.ts';
-import { deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
+import { DATABASE_URL, deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
 
 /** The suite on a Postgres schema of its own, with pg-queue or (given a stream prefix) JetStream. */
 function onPostgres(title: string, streamPrefix?: string) {
@@ -24,9 +26,11 @@ function onPostgres(title: string, streamPrefix?: string) {
     let s: AuthorizeService;
     let client: MadeClient;
     let drop: () => Promise<void>;
+    let schema: string;
     beforeAll(async () => {
       const pg = await isolatedPostgres('oauth2_authorize');
       drop = pg.drop;
+      schema = pg.schema;
       s = await startAuthorizeService({
         storage: pg.storage,
         env: streamPrefix ? { NATS_URL, NATS_STREAM_PREFIX: streamPrefix } : {},
@@ -100,6 +104,47 @@ function onPostgres(title: string, streamPrefix?: string) {
           'invalid_grant',
         );
         expect(await introspect(String(res.json.access_token))).toEqual({ active: false });
+      }
+    });
+
+    it('answers no tokens to a refresh that a revocation under way overtakes, and revokes what it signed', async () => {
+      const { code, verifier } = await obtainCode(s, client);
+      const tokens = (await exchange(s, client, code, verifier)).json;
+      const hash = await digest(String(tokens.refresh_token));
+      const sql = postgres(DATABASE_URL, { max: 2, onnotice: () => {}, connection: { search_path: schema } });
+      try {
+        let refreshed: ReturnType<typeof refresh> | undefined;
+        // A revocation under way: the grant's row updated and locked, not yet committed. The refresh spends
+        // its token (the revocation is not visible yet), records its new tokens, then reads the grant back
+        // and must wait for this transaction rather than answer tokens of a grant being revoked.
+        await sql.begin(async (tx) => {
+          await tx`update oauth2_authorize_families set revoked_at = ${Date.now()}
+                   where family_id = (select family_id from oauth2_authorize_refresh_tokens where token_hash = ${hash})`;
+          refreshed = refresh(s, client, String(tokens.refresh_token));
+          const deadline = Date.now() + 10_000;
+          for (;;) {
+            const [w] = await sql`select count(*)::int as n from pg_stat_activity
+                                  where wait_event_type = 'Lock' and query ilike '%oauth2_authorize_families%'`;
+            if (w!.n > 0) break;
+            if (Date.now() > deadline) throw new Error('the refresh never waited for the revocation');
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        });
+        await expectOAuthError(
+          await refreshed!,
+          400,
+          'invalid_grant',
+          /revoked while its tokens were issued/,
+        );
+        const rows = await sql<{ denied: boolean }[]>`
+          select exists (select 1 from oauth2_revoked_tokens v where v.jti::text = r.access_jti) as denied
+          from oauth2_authorize_refresh_tokens r
+          where r.family_id = (select family_id from oauth2_authorize_refresh_tokens where token_hash = ${hash})
+          order by r.spent_at is null`;
+        // The exchange's row (its token spent; the revocation here wrote no deny list) and the refresh's.
+        expect(rows.map((r) => r.denied)).toEqual([false, true]);
+      } finally {
+        await sql.end();
       }
     });
   });
