@@ -122,6 +122,7 @@ export {
   type OrganizationSettingsRoutes,
   organizationSettingsRoutes,
 } from './http/settings-routes.ts';
+export { analyticsReader } from './http/sign-in-context.ts';
 export { parseOrThrow } from './http/validation.ts';
 // Identifiers and secrets.
 export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';

@@ -13,21 +13,53 @@ export interface RequestContext {
   browser: BrowserMetadata;
 }
 
+/** The header prefix of a deployment (`Service` unless HEADER_PREFIX says otherwise). */
+const prefixOf = (names: HeaderNames) => names.orgId.replace(/-OrgID$/i, '');
+
+/**
+ * The correlation ID a client sent, lower-cased, when it is a UUID: `<prefix>-Analytics-Correlation-ID`,
+ * else `X-Analytics-Correlation-ID` (both accepted on every route that publishes events).
+ */
+export function correlationReader(names: HeaderNames) {
+  const prefixed = `${prefixOf(names)}-Analytics-Correlation-ID`;
+  return (h: Headers): string | undefined => {
+    const sent = (h.get(prefixed) ?? h.get('x-analytics-correlation-id'))?.trim();
+    return sent && isUuid(sent) ? sent.toLowerCase() : undefined;
+  };
+}
+
+/**
+ * The analytics of an API request (persons, mint-token, the token endpoint): the client address, user
+ * agent and origin as the front door saw them (core's requestContextOf: the socket's address unless
+ * TRUSTED_PROXY_HOPS trusts a proxy) and the correlation ID the client sent, if any.
+ */
+export function analyticsReader(names: HeaderNames) {
+  const correlation = correlationReader(names);
+  return (request: Request): AnalyticsContext => {
+    const { clientIp, userAgent, origin } = requestContextOf(request);
+    const correlationId = correlation(request.headers);
+    return {
+      ...(clientIp ? { clientIpAddress: clientIp } : {}),
+      ...(userAgent ? { userAgent } : {}),
+      ...(origin ? { origin } : {}),
+      ...(correlationId ? { correlationId } : {}),
+    };
+  };
+}
+
 /**
  * Reads the request context: the client address, user agent and origin as the front door saw them
  * (core's requestContextOf: the socket's address unless TRUSTED_PROXY_HOPS trusts a proxy).
  */
 export function requestContextReader(names: HeaderNames) {
-  const prefix = names.orgId.replace(/-OrgID$/i, '');
-  const sdkVersion = `${prefix}-SDK-Version`;
-  const correlation = `${prefix}-Analytics-Correlation-ID`;
+  const sdkVersion = `${prefixOf(names)}-SDK-Version`;
+  const correlation = correlationReader(names);
 
   return (request: Request): RequestContext => {
     const h = request.headers;
     const { clientIp, userAgent = '', origin } = requestContextOf(request);
-    const sent = h.get(correlation) ?? '';
     // One ID for every event of this request (the sign-in's and the issuer's), the client's when sent.
-    const correlationId = isUuid(sent) ? sent.toLowerCase() : crypto.randomUUID();
+    const correlationId = correlation(h) ?? crypto.randomUUID();
     return {
       clientIp,
       analytics: {

@@ -1,11 +1,10 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
-import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import { uuidString } from '../../core/ids.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
@@ -48,18 +47,10 @@ const Minted = v.object({
   refresh_token: v.optional(v.string()),
 });
 
-/** The caller as events see it (TokenMinted_v1's analytics_metadata). */
-function analyticsOf(request: Request): AnalyticsContext {
-  const { clientIp, userAgent, origin } = requestContextOf(request);
-  return {
-    ...(clientIp ? { clientIpAddress: clientIp } : {}),
-    ...(userAgent ? { userAgent } : {}),
-    ...(origin ? { origin } : {}),
-  };
-}
-
 /** POST /oauth2/tokens/mint: organization API key auth, JSON body, the reference's PostOauth2TokensMint. */
 export function mintRoutes(ctx: ServiceContext, mint: Mint) {
+  // The caller as events see it (TokenMinted_v1's analytics_metadata).
+  const analyticsOf = analyticsReader(ctx.headers);
   return new Elysia().use(ctx.auth).post(
     '/oauth2/tokens/mint',
     async ({ org, body, request, set }) => {

@@ -3,6 +3,7 @@ import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../core/contract/settings.ts';
+import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createAccessTokens } from './access-tokens.ts';
 import { createClientCache, type LifetimeDefaults } from './client-cache.ts';
@@ -103,6 +104,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         clients,
         registry,
         lastUsed,
+        analyticsOf: analyticsReader(ctx.headers),
         log: ctx.log.child({ component: 'oauth2' }),
         issued: ctx.metrics.counter({
           name: 'identity_oauth2_tokens_issued_total',

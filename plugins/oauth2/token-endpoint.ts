@@ -1,6 +1,5 @@
 import { type OAuthClient, OAuthError } from '../../core/capabilities/oauth2-server.ts';
 import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
-import { requestContextOf } from '../../core/http/client.ts';
 import { requestLogFields, setRequestOrg } from '../../core/http/request-facts.ts';
 import { urlPathOf } from '../../core/http/request-target.ts';
 import type { Logger } from '../../core/log.ts';
@@ -16,19 +15,11 @@ export interface EndpointDeps {
   clients: ClientCache;
   registry: OAuth2Registry;
   lastUsed: LastUsed;
+  /** The caller as events and hooks see it (core's analyticsReader). */
+  analyticsOf: (request: Request) => AnalyticsContext;
   log: Logger;
   /** Access tokens issued, by grant type. */
   issued: CounterMetric<'grant_type'>;
-}
-
-/** The caller as events and hooks see it. */
-export function analyticsOf(request: Request): AnalyticsContext {
-  const { clientIp, userAgent, origin } = requestContextOf(request);
-  return {
-    ...(clientIp ? { clientIpAddress: clientIp } : {}),
-    ...(userAgent ? { userAgent } : {}),
-    ...(origin ? { origin } : {}),
-  };
 }
 
 /** A value now, or a promise of it: what the token endpoint's steps answer when they need not wait. */
@@ -85,7 +76,7 @@ export function oauthEndpoint(
  * unauthorized_client.
  */
 export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
-  const { registry, lastUsed } = deps;
+  const { registry, lastUsed, analyticsOf } = deps;
   // One series per grant type, taken on its first token (grants register after this plugin's setup).
   const issued = new Map<string, CounterSeries>();
   const countIssued = (grantType: string) => {

@@ -5,10 +5,10 @@ import type {
   PersonRecord,
 } from '../../core/capabilities/person-directory.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
+import { analyticsMetadata } from '../../core/http/sign-in-context.ts';
 import { uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { analyticsMetadata } from './analytics.ts';
 import { PersonErrors } from './errors.ts';
 import { ensureGroups } from './group-store.ts';
 import { isUniqueViolation, refuseOtherRegion, takenHandle } from './handle-conflicts.ts';

@@ -10,8 +10,8 @@ import {
 } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
-import { analyticsContextOf } from './analytics.ts';
 import {
   BULK_LIMIT,
   PersonCreateSchema,
@@ -53,6 +53,7 @@ const deleteResponses = {
 export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultRegion: Region) {
   const headers = consistencyHeaders(ctx.headers);
   const write = <T>(request: Request, fn: () => Promise<T>) => consistentWrite(request, ctx.headers, fn);
+  const analyticsContextOf = analyticsReader(ctx.headers);
   return new Elysia()
     .use(ctx.auth)
     .post(

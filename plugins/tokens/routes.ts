@@ -2,11 +2,11 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { InvalidReason, TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { requestContextOf } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { optionalJson, refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders, errorDocs, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
 import { TokenErrors } from './errors.ts';
@@ -78,28 +78,24 @@ const ValidateResult = v.object({
 /** POST /persons/{person_id}/mint-token, POST /token/validate and POST /token/revoke. */
 export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: PersonDirectory) {
   const names = ctx.headers;
+  const analyticsOf = analyticsReader(names);
   return new Elysia()
     .use(ctx.auth)
     .post(
       '/persons/:person_id/mint-token',
       async ({ org, params, body, request, set }) => {
         const customClaims = body?.custom_claims ?? {};
-        const issued = await consistentWrite(request, names, () => {
-          const { clientIp, userAgent, origin } = requestContextOf(request);
-          return issuer.issue({
+        const issued = await consistentWrite(request, names, () =>
+          issuer.issue({
             orgId: org.id,
             personId: params.person_id,
             methods: ['api'],
             issuer: 'mint',
             authentications: [],
             customClaims,
-            request: {
-              ...(clientIp ? { clientIpAddress: clientIp } : {}),
-              ...(userAgent ? { userAgent } : {}),
-              ...(origin ? { origin } : {}),
-            },
-          });
-        });
+            request: analyticsOf(request),
+          }),
+        );
         set.status = 201;
         return ok(issued.token);
       },

@@ -126,3 +126,52 @@ describe('the client address on a real server (Bun)', () => {
     await expectStatus(await attempt(3), 429);
   });
 });
+
+describe('the analytics correlation ID', () => {
+  it('is taken from Service- or X-Analytics-Correlation-ID on every route that publishes events', async () => {
+    svc = await startIdentityService({ listen: true });
+    const prefixed = '0190f5a4-1b2c-7d3e-8f40-5a6b7c8d9e01';
+    const plain = '0190F5A4-1B2C-7D3E-8F40-5A6B7C8D9E02';
+    const personId = await personWithPassword(svc, 'linus', { 'x-analytics-correlation-id': plain });
+    expect((await svc.eventFor('PersonCreated_v1', personId)).analytics_metadata).toMatchObject({
+      analytics_correlation_id: plain.toLowerCase(),
+    });
+
+    const signIn = await svc.request('POST', '/authenticate/password', {
+      key: null,
+      body: { handle: { type: 'username', value: 'linus' }, password: GOOD },
+      headers: { 'x-analytics-correlation-id': plain },
+    });
+    await expectStatus(signIn, 200);
+    expect((await svc.eventFor('AuthenticationSucceeded_v1', personId)).analytics_metadata).toMatchObject({
+      analytics_correlation_id: plain.toLowerCase(),
+    });
+
+    // mint-token read neither header; the prefixed one wins when both are sent.
+    svc.events.length = 0;
+    await expectStatus(
+      await svc.request('POST', `/persons/${personId}/mint-token`, {
+        body: {},
+        headers: { 'service-analytics-correlation-id': prefixed, 'x-analytics-correlation-id': plain },
+      }),
+      201,
+    );
+    expect((await svc.eventFor('TokenMinted_v1', personId)).analytics_metadata).toMatchObject({
+      analytics_correlation_id: prefixed,
+    });
+
+    // Not a UUID: a fresh one, never the text sent.
+    svc.events.length = 0;
+    await expectStatus(
+      await svc.request('POST', `/persons/${personId}/mint-token`, {
+        body: {},
+        headers: { 'x-analytics-correlation-id': 'not-a-uuid' },
+      }),
+      201,
+    );
+    const fresh = (await svc.eventFor('TokenMinted_v1', personId)).analytics_metadata as {
+      analytics_correlation_id: string;
+    };
+    expect(fresh.analytics_correlation_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
