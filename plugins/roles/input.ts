@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isUuid } from '../../core/ids.ts';
+import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 import { RoleErrors } from './errors.ts';
 
 /** The longest name of a permission or role, in bytes (all its characters are ASCII). */
@@ -15,9 +16,15 @@ const NAME_RE = /^[A-Za-z0-9.:_-]{1,128}$/;
 export const isName = (s: string): boolean => NAME_RE.test(s) && s !== '.' && s !== '..';
 
 export const Name = v.pipe(v.string('must be a string'), v.check(isName, NAME_RULE));
+// A description is stored as given and published in the events: Postgres text (and the bus's jsonb)
+// holds neither U+0000 nor a lone surrogate (a 500 otherwise), and the embedded database reads a leading
+// U+FEFF back without it (core/text.ts), so the GET would differ from what the event carried.
 const Description = v.pipe(
   v.string('must be a string'),
   v.maxLength(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`),
+  v.check((s) => !s.includes('\u0000'), 'must not contain the NUL character (\\u0000)'),
+  v.check(isWellFormedText, 'must be well-formed Unicode (a lone surrogate is not)'),
+  v.check((s) => !startsWithBom(s), 'must not begin with U+FEFF (a byte order mark)'),
 );
 const names = (what: string) =>
   v.pipe(

@@ -63,6 +63,38 @@ describe('permissions', () => {
     expect(message(path)).toContain('path parameter permission_name');
     await expectStatus(await t.call('POST', '/permissions', { body: [{ name: 'arr' }] }), 400);
   });
+
+  it('refuses a description the database cannot keep as given with 400 naming it, never a 500', async () => {
+    await seed(t, ['desc.kept'], 'desc-role');
+    const bad = [
+      ['a\u0000b', 'NUL'],
+      ['a\ud800b', 'lone surrogate'],
+      ['\ufeffTitle', 'U+FEFF'],
+    ] as const;
+    for (const [description, rule] of bad) {
+      const writes = [
+        t.call('POST', '/permissions', { body: { name: 'desc.new', description } }),
+        t.call('PATCH', '/permissions/desc.kept', { body: { description } }),
+        t.call('POST', '/roles', { body: { name: 'desc-new', description, permissions: [] } }),
+        t.call('PATCH', '/roles/desc-role', { body: { description } }),
+      ];
+      for (const res of await Promise.all(writes)) {
+        await expectStatus(res, 400);
+        expect(message(res)).toContain('body.description');
+        expect(message(res)).toContain(rule);
+      }
+    }
+    // Nothing was written: the permission and the role keep their empty description.
+    expect((await t.call('GET', '/permissions/desc.kept')).json.result.description).toBe('');
+    expect((await t.call('GET', '/roles/desc-role')).json.result.description).toBe('');
+    await expectStatus(await t.call('GET', '/permissions/desc.new'), 404);
+    // A BOM inside the text, and characters beyond the BMP, are kept.
+    const fine = await t.call('PATCH', '/permissions/desc.kept', { body: { description: 'a\ufeffb 😀' } });
+    await expectStatus(fine, 200);
+    expect((await t.call('GET', '/permissions/desc.kept')).json.result.description).toBe('a\ufeffb 😀');
+    await expectStatus(await t.call('DELETE', '/roles/desc-role'), 204);
+    await expectStatus(await t.call('DELETE', '/permissions/desc.kept'), 204);
+  });
 });
 
 describe('roles', () => {
