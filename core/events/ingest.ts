@@ -6,6 +6,7 @@ import { CoreErrors } from '../errors.ts';
 import { checkBodyDepth } from '../http/body-depth.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { Clock } from '../ports/clock.ts';
+import { isWellFormedText, quoted } from '../text.ts';
 import { eventDefinition } from './catalogue/index.ts';
 import { buildEvent } from './metadata.ts';
 import { acceptedTriggerName } from './trigger-names.ts';
@@ -42,7 +43,8 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * that every refusal carries what the route sets first (an SDK route's CORS headers): read whole up to
  * `maxBytes` (413 beyond, by its declared length before anything is read), as UTF-8 JSON whatever its
  * content type says (a browser's `text/plain` beacon included), nesting no deeper than request bodies
- * may. 400 for an empty body (unless `optional`: then undefined), invalid UTF-8 or JSON.
+ * may. 400 for an empty body (unless `optional`: then undefined), invalid UTF-8 or JSON, and a string
+ * holding U+0000 or a lone surrogate (an event cannot carry it).
  *
  * @example const body = await readIngestBody(request, 65_536);
  */
@@ -72,7 +74,45 @@ export async function readIngestBody(
     throw CoreErrors.INVALID_JSON('request body must be JSON');
   }
   checkBodyDepth(body);
+  const unstorable = unstorableText(body, 'body');
+  if (unstorable) throw CoreErrors.VALIDATION(unstorable);
   return body;
+}
+
+/** Why `s` cannot travel in an event, or undefined when it can. */
+const textRule = (s: string): string | undefined =>
+  s.includes('\u0000')
+    ? 'must not contain the NUL character (\\u0000)'
+    : isWellFormedText(s)
+      ? undefined
+      : 'must be well-formed Unicode (a lone surrogate is not)';
+
+/**
+ * The first string of a parsed body, value or member name, that no event can carry, said where it is
+ * (`body[1].user_agent: must not contain ...`): events are kept as jsonb, which holds neither U+0000
+ * nor a lone surrogate, so such a string would fail the publish with a 500 rather than this 400. The
+ * body nests at most MAX_BODY_DEPTH levels (checked first), so the walk is bounded.
+ */
+function unstorableText(value: unknown, at: string): string | undefined {
+  if (typeof value === 'string') {
+    const rule = textRule(value);
+    return rule && `${at}: ${rule}`;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = unstorableText(item, `${at}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const rule = textRule(key);
+    if (rule) return `${at}: the member name ${quoted(key)} ${rule}`;
+    const found = unstorableText(item, `${at}.${key}`);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** The catalogue entry an ingest takes for `name`, or a 400 that says why it takes none. */

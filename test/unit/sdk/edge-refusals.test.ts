@@ -101,6 +101,34 @@ describe('the edge ingest refuses, publishing nothing', () => {
     );
   });
 
+  it('text an event cannot carry (U+0000, a lone surrogate), naming where: a 400, never a 500', async () => {
+    const mitm = sample('MitmAttackDetected_v1');
+    await refused(
+      [sample('GateServerStarted_v1'), { ...mitm, user_agent: 'curl\u0000/8' }],
+      400,
+      'body[1].user_agent: must not contain the NUL character',
+    );
+    await refused(
+      { ...mitm, mitm_domain: 'login\ud800.example.net' },
+      400,
+      'body.mitm_domain: must be well-formed Unicode (a lone surrogate is not)',
+    );
+    await refused(
+      [sample('GateServerStarted_v1'), { ...mitm, allowed_domains: ['example.com', 'a\udc00'] }],
+      400,
+      'body[1].allowed_domains[1]: must be well-formed',
+    );
+    const handled = sample('GateRequestHandled_v1');
+    const plugins = handled.plugins as Array<Record<string, unknown>>;
+    await refused(
+      [{ ...handled, plugins: [{ ...plugins[0], plugin_metadata: { 'k\u0000': 1 } }] }],
+      400,
+      'body[0].plugins[0].plugin_metadata: the member name "k\\u0000" must not contain the NUL character',
+    );
+    // A character beyond the BMP (a surrogate pair) is well-formed and goes through.
+    await expectStatus(await edgeEvents({ ...mitm, user_agent: 'agent 😀' }), 202);
+  });
+
   it('bodies over 512 KiB, with more than 100 events, or not JSON', async () => {
     const big = { ...sample('GateServerStarted_v1'), comment: 'x'.repeat(530_000) };
     await refused([sample('GateServerStarted_v1'), big], 413, 'larger than the limit of 524288 bytes');
