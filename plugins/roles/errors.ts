@@ -2,7 +2,15 @@ import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** The message is the detail the throw site gives (the field and the rule). */
 const detail = (message: string) => message;
-const quoted = (names: readonly string[]) => names.map((n) => JSON.stringify(n)).join(', ');
+/** Names a message lists at most; a list of 1000 unknown names would make a 130 KB message. */
+const MAX_NAMED = 10;
+const quoted = (names: readonly string[]) => {
+  const shown = names
+    .slice(0, MAX_NAMED)
+    .map((n) => JSON.stringify(n))
+    .join(', ');
+  return names.length > MAX_NAMED ? `${shown} and ${names.length - MAX_NAMED} more` : shown;
+};
 
 /** The error codes of the roles plugin: stable, machine-readable, each with one HTTP status. */
 export const RoleErrors = defineErrors({

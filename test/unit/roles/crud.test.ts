@@ -211,6 +211,28 @@ describe("a person's roles and permissions", () => {
     await expectStatus(await t.call('PUT', `/persons/${id}/roles`, { body: {} }), 400);
   });
 
+  it('names the first ten of many unknown names and counts the rest, not all 1000', async () => {
+    const id = await newPerson(t);
+    const ghosts = Array.from(
+      { length: 1000 },
+      (_, i) => `ghost-${String(i).padStart(4, '0')}-${'x'.repeat(100)}`,
+    );
+    const roles = await t.call('PUT', `/persons/${id}/roles`, { body: { roles: ghosts } });
+    await expectStatus(roles, 400);
+    const named = ghosts
+      .slice(0, 10)
+      .map((n) => JSON.stringify(n))
+      .join(', ');
+    expect(message(roles)).toBe(
+      `body.roles: no role ${named} and 990 more in this organization; create them first with POST /roles`,
+    );
+    const role = await t.call('POST', '/roles', {
+      body: { name: 'ghostly', permissions: ghosts.slice(0, 11) },
+    });
+    await expectStatus(role, 400);
+    expect(message(role)).toContain(`${JSON.stringify(ghosts[9])} and 1 more in this organization`);
+  });
+
   it('answers 404 for an unknown person and 400 for an ID that is no UUID', async () => {
     const nobody = '0190a2b4-0000-7000-8000-000000000000';
     for (const path of ['roles', 'additional-permissions', 'permissions'])
