@@ -15,7 +15,12 @@ const NAME_RE = /^[A-Za-z0-9.:_-]{1,128}$/;
 /** Whether a permission or role name keeps the rule; "." and ".." could not be named in a URL path. */
 export const isName = (s: string): boolean => NAME_RE.test(s) && s !== '.' && s !== '..';
 
-export const Name = v.pipe(v.string('must be a string'), v.check(isName, NAME_RULE));
+// A regex rather than a check of isName, so that the OpenAPI document shows the rule (`pattern`).
+export const Name = v.pipe(
+  v.string('must be a string'),
+  v.regex(NAME_RE, NAME_RULE),
+  v.check((s) => s !== '.' && s !== '..', NAME_RULE),
+);
 // A description is stored as given and published in the events: Postgres text (and the bus's jsonb)
 // holds neither U+0000 nor a lone surrogate (a 500 otherwise), and the embedded database reads a leading
 // U+FEFF back without it (core/text.ts), so the GET would differ from what the event carried.

@@ -317,6 +317,14 @@ describe('the OpenAPI document', () => {
     }
     const role = doc.json.paths['/roles'].post.requestBody.content['application/json'].schema;
     expect(role.required).toEqual(expect.arrayContaining(['name', 'permissions']));
+    // The name rule is in the document, not only in the prose: a client can check a name before sending it.
+    const pattern = '^[A-Za-z0-9.:_-]{1,128}$';
+    expect(role.properties.name.pattern).toBe(pattern);
+    expect(role.properties.permissions.items.pattern).toBe(pattern);
+    const permission = doc.json.paths['/permissions'].post.requestBody.content['application/json'].schema;
+    expect(permission.properties.name.pattern).toBe(pattern);
+    const held = doc.json.paths['/persons/{person_id}/roles'].put.requestBody.content['application/json'];
+    expect(held.schema.properties.roles.items.pattern).toBe(pattern);
     const consent =
       doc.json.paths['/persons/{person_id}/consent/gdpr'].put.requestBody.content['application/json'];
     expect(consent.schema.properties.consent_levels.items.enum).toEqual([
