@@ -119,8 +119,12 @@ function unstorableText(value: unknown, at: string): string | undefined {
 function definitionFor(name: unknown, at: string, rules: IngestRules): EventDefinition {
   const where = `${at}.event_name`;
   const accepted = `${rules.endpoint} accepts ${rules.accepts.join(', ')}`;
-  if (typeof name !== 'string' || name === '')
+  if (name === undefined)
     throw CoreErrors.VALIDATION(`${where}: required, the event's catalogue name; ${accepted}`);
+  if (typeof name !== 'string' || name === '')
+    throw CoreErrors.VALIDATION(
+      `${where}: must be the event's catalogue name, a non-empty string (got ${name === '' ? 'an empty string' : name === null ? 'null' : Array.isArray(name) ? 'an array' : typeof name}); ${accepted}`,
+    );
   // `MitmAttackDetectedV1`, the spec's trigger spelling, names `MitmAttackDetected_v1` here too.
   const definition = eventDefinition(acceptedTriggerName(name) ?? name);
   const shown = JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);

@@ -48,6 +48,22 @@ describe('the edge ingest refuses, publishing nothing', () => {
     );
   });
 
+  it('an event_name left out, or given as something else than a name, saying which', async () => {
+    const { event_name: _, ...unnamed } = sample('GateServerStarted_v1');
+    await refused([sample('GateServerStarted_v1'), unnamed], 400, 'body[1].event_name: required');
+    for (const [name, got] of [
+      [5, 'number'],
+      ['', 'an empty string'],
+      [null, 'null'],
+      [['GateServerStarted_v1'], 'an array'],
+    ] as const)
+      await refused(
+        { ...sample('GateServerStarted_v1'), event_name: name },
+        400,
+        `body.event_name: must be the event's catalogue name, a non-empty string (got ${got})`,
+      );
+  });
+
   it('an unknown event, and events of the catalogue that are not the edge’s', async () => {
     await refused(
       [sample('GateServerStarted_v1'), { event_name: 'GateStopped_v1' }],

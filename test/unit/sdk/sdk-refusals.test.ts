@@ -34,7 +34,11 @@ describe('the SDK ingest refuses, publishing nothing', () => {
       'body[1].event_name: "PageViewed_v1" is not an event of the catalogue',
     );
     await refused(await s.sdkEvents([LOADED, { person_id: 'x' }]), 400, 'body[1].event_name: required');
-    await refused(await s.sdkEvents([LOADED, { event_name: 7 }]), 400, 'body[1].event_name: required');
+    await refused(
+      await s.sdkEvents([LOADED, { event_name: 7 }]),
+      400,
+      "body[1].event_name: must be the event's catalogue name, a non-empty string (got number)",
+    );
   });
 
   it('an event of the catalogue that the SDK does not send, naming the ones it takes', async () => {
