@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { exactObject } from '../../core/http/validation.ts';
 import { isUuid } from '../../core/ids.ts';
 import { ConsentErrors } from './errors.ts';
 
@@ -27,20 +28,23 @@ export const canonical = (levels: readonly ConsentLevel[]): ConsentLevel[] =>
 
 export const isConsentLevel = (s: string): s is ConsentLevel => rank(s) >= 0;
 
-export const ConsentLevelsSchema = v.object({
-  consent_levels: v.pipe(
-    v.array(
-      v.picklist(CONSENT_LEVELS, `must be one of ${CONSENT_LEVELS.join(', ')}`),
-      'must be an array of consent levels',
+export const ConsentLevelsSchema = exactObject(
+  {
+    consent_levels: v.pipe(
+      v.array(
+        v.picklist(CONSENT_LEVELS, `must be one of ${CONSENT_LEVELS.join(', ')}`),
+        'must be an array of consent levels',
+      ),
+      v.maxLength(100, 'must hold at most 100 levels'),
+      v.check(
+        (levels) => !levels.includes('none') || levels.every((l) => l === 'none'),
+        'cannot give "none" (every level refused) together with another level',
+      ),
+      v.description(`The levels the person consents to, replacing those held: ${CONSENT_LEVELS.join(', ')}.`),
     ),
-    v.maxLength(100, 'must hold at most 100 levels'),
-    v.check(
-      (levels) => !levels.includes('none') || levels.every((l) => l === 'none'),
-      'cannot give "none" (every level refused) together with another level',
-    ),
-    v.description(`The levels the person consents to, replacing those held: ${CONSENT_LEVELS.join(', ')}.`),
-  ),
-});
+  },
+  'member',
+);
 
 /** A person ID from the path: 400 when it cannot be one (so no query runs with it). */
 export function personIdOf(id: string): string {

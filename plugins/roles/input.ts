@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { exactObject, unchangeable } from '../../core/http/validation.ts';
 import { isUuid } from '../../core/ids.ts';
 import { isWellFormedText, startsWithBom } from '../../core/text.ts';
 import { RoleErrors } from './errors.ts';
@@ -37,19 +38,34 @@ const names = (what: string) =>
     v.maxLength(MAX_LIST, `must hold at most ${MAX_LIST} names`),
   );
 
-export const PermissionCreateSchema = v.object({ name: Name, description: v.optional(Description) });
-export const PermissionPatchSchema = v.object({ description: v.optional(Description) });
-export const RoleCreateSchema = v.object({
-  name: Name,
-  description: v.optional(Description),
-  permissions: names('permission'),
-});
-export const RolePatchSchema = v.object({
-  description: v.optional(Description),
-  permissions: v.optional(names('permission')),
-});
-export const PersonRolesSchema = v.object({ roles: names('role') });
-export const PersonPermissionsSchema = v.object({ permissions: names('permission') });
+// Bodies take exactly their members: a misspelt one (`descripton`) or a rename (`name` in a PATCH) is a
+// 400 naming it, not a 200 that changed nothing.
+const RENAME = (what: string) =>
+  unchangeable(`it names the ${what}; create one of the new name and delete this one`);
+export const PermissionCreateSchema = exactObject(
+  { name: Name, description: v.optional(Description) },
+  'member',
+);
+export const PermissionPatchSchema = exactObject(
+  { description: v.optional(Description), name: RENAME('permission') },
+  'member',
+  { unlisted: ['name'] },
+);
+export const RoleCreateSchema = exactObject(
+  { name: Name, description: v.optional(Description), permissions: names('permission') },
+  'member',
+);
+export const RolePatchSchema = exactObject(
+  {
+    description: v.optional(Description),
+    permissions: v.optional(names('permission')),
+    name: RENAME('role'),
+  },
+  'member',
+  { unlisted: ['name'] },
+);
+export const PersonRolesSchema = exactObject({ roles: names('role') }, 'member');
+export const PersonPermissionsSchema = exactObject({ permissions: names('permission') }, 'member');
 
 /** Code-point order: the same on PGlite and on a Postgres of any collation. */
 export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -66,6 +66,11 @@ describe('GDPR consents', () => {
       [{ consent_levels: ['none', 'analytics'] }, 'body.consent_levels: cannot give "none"'],
       [{ consent_levels: 'analytics' }, 'body.consent_levels'],
       [{}, 'body.consent_levels'],
+      // A misspelt member is named, not taken as "no levels given" beside the real one.
+      [
+        { consent_levels: ['analytics'], consent_level: ['marketing'] },
+        'body.consent_level: is not a member of this body (accepted: consent_levels)',
+      ],
     ];
     for (const [body, text] of cases) {
       const res = await t.call('PUT', path(id), { body });

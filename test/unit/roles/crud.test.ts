@@ -155,6 +155,73 @@ describe('roles', () => {
   });
 });
 
+describe('bodies', () => {
+  it('refuse a member they do not take, and a rename, with 400 naming it: never a 200 that changed nothing', async () => {
+    await seed(t, ['m.read'], 'm-role');
+    const id = await newPerson(t);
+    const cases: Array<[string, string, unknown, string]> = [
+      [
+        'POST',
+        '/permissions',
+        { name: 'm.new', descripton: 'x' },
+        'body.descripton: is not a member of this body (accepted: name, description)',
+      ],
+      [
+        'PATCH',
+        '/permissions/m.read',
+        { descripton: 'x' },
+        'body.descripton: is not a member of this body (accepted: description)',
+      ],
+      [
+        'PATCH',
+        '/permissions/m.read',
+        { name: 'm.renamed' },
+        'body.name: cannot be changed: it names the permission',
+      ],
+      [
+        'POST',
+        '/roles',
+        { name: 'm-new', permissions: [], role: 'x' },
+        'body.role: is not a member of this body (accepted: name, description, permissions)',
+      ],
+      [
+        'PATCH',
+        '/roles/m-role',
+        { permission: ['m.read'] },
+        'body.permission: is not a member of this body (accepted: description, permissions)',
+      ],
+      ['PATCH', '/roles/m-role', { name: 'm-renamed' }, 'body.name: cannot be changed: it names the role'],
+      [
+        'PUT',
+        `/persons/${id}/roles`,
+        { roles: [], role: 'm-role' },
+        'body.role: is not a member of this body (accepted: roles)',
+      ],
+      [
+        'PUT',
+        `/persons/${id}/additional-permissions`,
+        { permissions: [], add: ['m.read'] },
+        'body.add: is not a member of this body (accepted: permissions)',
+      ],
+    ];
+    for (const [method, path, body, text] of cases) {
+      const res = await t.call(method, path, { body });
+      await expectStatus(res, 400);
+      expect({ method, path, message: message(res) }).toEqual({
+        method,
+        path,
+        message: expect.stringContaining(text),
+      });
+    }
+    await expectStatus(await t.call('GET', '/permissions/m.new'), 404);
+    await expectStatus(await t.call('GET', '/permissions/m.renamed'), 404);
+    await expectStatus(await t.call('GET', '/roles/m-renamed'), 404);
+    await expectStatus(await t.call('GET', '/roles/m-new'), 404);
+    await expectStatus(await t.call('DELETE', '/roles/m-role'), 204);
+    await expectStatus(await t.call('DELETE', '/permissions/m.read'), 204);
+  });
+});
+
 describe("a person's roles and permissions", () => {
   it('sets roles and additional permissions and answers the effective permissions', async () => {
     await seed(t, ['p.read', 'p.write'], 'p-writer');
