@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
@@ -92,6 +92,32 @@ async function revokedAmong(db: Database, familyIds: string[]): Promise<Set<stri
   return new Set(rows.filter((row) => row.revokedAt !== null).map((row) => row.familyId));
 }
 
+/**
+ * Records refresh-token rows and answers which of their families are revoked, in one statement: the
+ * rows' families are share-locked as revokedAmong locks them, so a revocation under way is waited for
+ * and seen, and one that starts later waits for this statement's commit and then sees the rows.
+ */
+function recordStatement(rows: Array<typeof oauth2AuthorizeRefreshTokens.$inferInsert>): SQL {
+  const ids = [...new Set(rows.map((row) => row.familyId))];
+  const values = rows.map(
+    (row) =>
+      sql`(${row.tokenHash}, ${row.familyId}, ${row.issuedAt}, ${row.expiresAt}, ${row.spentAt ?? null}, ${row.accessJti}, ${row.accessExp})`,
+  );
+  return sql`with locked as (
+      select family_id, revoked_at from oauth2_authorize_families
+      where family_id in (${sql.join(
+        ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})
+      order by family_id for share
+    ), recorded as (
+      insert into oauth2_authorize_refresh_tokens
+        (token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp)
+      values ${sql.join(values, sql`, `)}
+    )
+    select family_id from locked where revoked_at is not null`;
+}
+
 /** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
 export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   const { storage, clock } = deps;
@@ -102,11 +128,8 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     transaction: false,
     ...batchingFor(storage),
     async write(tx, rows) {
-      await tx.db.insert(r).values(rows);
-      // Once the rows are in: a revocation that committed before, or is committing now, must be seen.
-      const revoked = await revokedAmong(
-        tx.db,
-        rows.map((row) => row.familyId),
+      const revoked = new Set(
+        (await tx.query<{ family_id: string }>(recordStatement(rows))).map((row) => row.family_id),
       );
       return rows.map((row) => !revoked.has(row.familyId));
     },
