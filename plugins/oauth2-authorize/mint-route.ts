@@ -1,7 +1,13 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
+import {
+  ErrorEnvelopeSchema,
+  errorResponses,
+  ok,
+  resultOf,
+  writeErrorResponses,
+} from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import { analyticsReader } from '../../core/http/sign-in-context.ts';
@@ -73,12 +79,17 @@ export function mintRoutes(ctx: ServiceContext, mint: Mint) {
       parse: 'json',
       transform: refuseArrayBody,
       body: MintBody,
-      response: { 200: resultOf(Minted), ...errorResponses, ...writeErrorResponses },
+      response: {
+        200: resultOf(Minted),
+        ...errorResponses,
+        409: ErrorEnvelopeSchema,
+        ...writeErrorResponses,
+      },
       detail: {
         operationId: 'PostOauth2TokensMint',
         summary: 'Mint OAuth 2.0 & OIDC tokens',
         description:
-          "Tokens for a person and a client of this organization, without a login; a new grant (token family) is begun, which revoke, revoke-all and a password reset reach. The access token is signed as the token endpoint signs them (RFC 9068, ES256), with authenticated_methods [\"api\"] and the custom claims in its payload. scopes: each among the client's (400 otherwise), absent means none; openid adds an ID token (through the token issuer as mint-token: no token_minted hook, first_token false, TokenMinted_v1 with mint_token_api true, with the custom claims); offline_access adds a refresh token, and is refused with 400 when the client may not use the refresh_token grant. custom_claims may not set a registered or reserved claim (iss sub aud exp nbf iat jti, oid, person_id, first_token, authenticated_methods, groups, roles, sid, ..., the organization's groups claim, an ID or access token's own claims such as client_id, scope, auth_time, nonce): 400 naming it. 404 for a client or person this organization does not have; 400 for a disabled person.",
+          "Tokens for a person and a client of this organization, without a login; a new grant (token family) is begun, which revoke, revoke-all and a password reset reach. The access token is signed as the token endpoint signs them (RFC 9068, ES256), with authenticated_methods [\"api\"] and the custom claims in its payload. scopes: each among the client's (400 otherwise), absent means none; openid adds an ID token (through the token issuer as mint-token: no token_minted hook, first_token false, TokenMinted_v1 with mint_token_api true, with the custom claims); offline_access adds a refresh token, and is refused with 400 when the client may not use the refresh_token grant. custom_claims may not set a registered or reserved claim (iss sub aud exp nbf iat jti, oid, person_id, first_token, authenticated_methods, groups, roles, sid, ..., the organization's groups claim, an ID or access token's own claims such as client_id, scope, auth_time, nonce): 400 naming it. 404 for a client or person this organization does not have; 400 for a disabled person; 409 when revoke-all or a password reset revoked the new grant while it was minted (no token is answered: mint again).",
         tags: ['OAuth2'],
         security: [{ orgId: [], apiKey: [] }],
       },

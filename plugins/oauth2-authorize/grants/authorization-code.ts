@@ -10,6 +10,13 @@ const required = (params: ReadonlyMap<string, string>, name: string): string => 
   return value;
 };
 
+/** A code whose grant was revoked while it was exchanged: a replay racing it, a reset, revoke-all. */
+const codeRevoked = () =>
+  new OAuthError(
+    'invalid_grant',
+    "code's grant was revoked meanwhile (the code was used twice, or the person's tokens were revoked); the tokens issued with it are revoked",
+  );
+
 /**
  * The authorization_code grant (RFC 6749 §4.1.3, RFC 7636): burns the code, checks that it was issued
  * to this client for this redirect_uri and that the code_verifier matches its challenge, then answers
@@ -72,6 +79,7 @@ export function authorizationCodeGrant(
         personId: code.personId,
         scope: code.scope,
         authTime: code.authTime,
+        revoked: codeRevoked,
       });
       await deps.codes.recordAccess(code.codeHash, access);
       // A replay that raced this exchange, or a password reset since the login, revoked the family
@@ -79,10 +87,7 @@ export function authorizationCodeGrant(
       // record is in, waiting for a revocation under way (stillGranted).
       if (!(await deps.families.stillGranted(code.familyId))) {
         await deps.revokeFamily({ familyId: code.familyId });
-        throw new OAuthError(
-          'invalid_grant',
-          "code's grant was revoked meanwhile (the code was used twice, or the person's tokens were revoked); the tokens issued with it are revoked",
-        );
+        throw codeRevoked();
       }
       if (code.scope.includes('openid')) response.id_token = code.idToken;
       return response;

@@ -1,10 +1,11 @@
-import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
-import type { Database, Storage } from '../../../core/ports/storage.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
+import { grantedAmong, recordGranted } from './family-locks.ts';
 
 /** A grant to a client on behalf of a person, as a refresh sees it. */
 export interface Family {
@@ -75,49 +76,6 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   revoked: row.revokedAt !== null,
 });
 
-/**
- * Which of the families are revoked, read with a share lock: a revocation that has updated one of them
- * and not yet committed is waited for (its row lock), then its revoked_at is seen. Recorded first and
- * checked here after, a token is either seen by the revocation's read of the family's tokens or sees
- * the revocation. Locks taken in family order, as revokeFamilies takes them, so the two never deadlock.
- */
-async function revokedAmong(db: Database, familyIds: string[]): Promise<Set<string>> {
-  const f = oauth2AuthorizeFamilies;
-  const rows = await db
-    .select({ familyId: f.familyId, revokedAt: f.revokedAt })
-    .from(f)
-    .where(inArray(f.familyId, [...new Set(familyIds)]))
-    .orderBy(f.familyId)
-    .for('share');
-  return new Set(rows.filter((row) => row.revokedAt !== null).map((row) => row.familyId));
-}
-
-/**
- * Records refresh-token rows and answers which of their families are revoked, in one statement: the
- * rows' families are share-locked as revokedAmong locks them, so a revocation under way is waited for
- * and seen, and one that starts later waits for this statement's commit and then sees the rows.
- */
-function recordStatement(rows: Array<typeof oauth2AuthorizeRefreshTokens.$inferInsert>): SQL {
-  const ids = [...new Set(rows.map((row) => row.familyId))];
-  const values = rows.map(
-    (row) =>
-      sql`(${row.tokenHash}, ${row.familyId}, ${row.issuedAt}, ${row.expiresAt}, ${row.spentAt ?? null}, ${row.accessJti}, ${row.accessExp})`,
-  );
-  return sql`with locked as (
-      select family_id, revoked_at from oauth2_authorize_families
-      where family_id in (${sql.join(
-        ids.map((id) => sql`${id}`),
-        sql`, `,
-      )})
-      order by family_id for share
-    ), recorded as (
-      insert into oauth2_authorize_refresh_tokens
-        (token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp)
-      values ${sql.join(values, sql`, `)}
-    )
-    select family_id from locked where revoked_at is not null`;
-}
-
 /** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
 export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   const { storage, clock } = deps;
@@ -128,10 +86,8 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     transaction: false,
     ...batchingFor(storage),
     async write(tx, rows) {
-      const revoked = new Set(
-        (await tx.query<{ family_id: string }>(recordStatement(rows))).map((row) => row.family_id),
-      );
-      return rows.map((row) => !revoked.has(row.familyId));
+      const granted = await recordGranted(tx, rows);
+      return rows.map((row) => granted.has(row.familyId));
     },
   });
 
@@ -158,12 +114,12 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /**
-     * Whether the family is still granted, read after something was recorded in it: a revocation
-     * committing at that moment is waited for (revokedAmong), so it is either seen here or it saw
-     * the record.
+     * Whether the family is still granted (there, and not revoked), read after something was recorded
+     * in it: a revocation committing at that moment is waited for (grantedAmong), so it is either seen
+     * here or it saw the record.
      */
     async stillGranted(familyId: string): Promise<boolean> {
-      return !(await revokedAmong(storage.db, [familyId])).has(familyId);
+      return (await grantedAmong(storage, [familyId])).has(familyId);
     },
 
     /**

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNotNull, isNull, type SQL } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type { AccessTokenClaims } from '../../../core/capabilities/oauth2-server.ts';
 import type { Database } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
@@ -23,29 +23,34 @@ export async function revokeFamilies(
   const r = oauth2AuthorizeRefreshTokens;
   const c = oauth2AuthorizeCodes;
   const nowS = Math.floor(at / 1000);
-  // Locked in family order first, as a record's check takes its share locks (revokedAmong): two
-  // transactions locking the same families never wait for each other in a cycle.
-  await db
-    .select({ familyId: f.familyId })
-    .from(f)
-    .where(and(...select))
-    .orderBy(f.familyId)
-    .for('no key update');
+  // Locked in family order first, as a record's check takes its share locks (family-locks.ts), and
+  // then named by these ids alone: a family begun after this statement is neither locked out of order
+  // by the UPDATE nor revoked (it was not there to select).
+  const ids = (
+    await db
+      .select({ familyId: f.familyId })
+      .from(f)
+      .where(and(...select))
+      .orderBy(f.familyId)
+      .for('no key update')
+  ).map((row) => row.familyId);
+  if (ids.length === 0) return [];
+  const these = inArray(f.familyId, ids);
   await db
     .update(f)
     .set({ revokedAt: at })
-    .where(and(...select, isNull(f.revokedAt)));
+    .where(and(these, isNull(f.revokedAt)));
   // Sequential: one transaction is one connection.
   const refreshed = await db
     .select({ oid: f.orgId, client_id: f.clientId, jti: r.accessJti, exp: r.accessExp })
     .from(r)
     .innerJoin(f, eq(f.familyId, r.familyId))
-    .where(and(...select, gt(r.accessExp, nowS)));
+    .where(and(these, gt(r.accessExp, nowS)));
   const coded = await db
     .select({ oid: f.orgId, client_id: f.clientId, jti: c.accessJti, exp: c.accessExp })
     .from(c)
     .innerJoin(f, eq(f.familyId, c.familyId))
-    .where(and(...select, isNotNull(c.accessJti), gt(c.accessExp, nowS)));
+    .where(and(these, isNotNull(c.accessJti), gt(c.accessExp, nowS)));
   const accesses = new Map<string, RevokedAccess>();
   for (const a of [...refreshed, ...coded])
     if (a.jti && a.exp) accesses.set(a.jti, { oid: a.oid, client_id: a.client_id, jti: a.jti, exp: a.exp });

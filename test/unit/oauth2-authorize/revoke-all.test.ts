@@ -105,6 +105,21 @@ describe('POST /oauth2/tokens/revoke-all', () => {
     await expectRevoked(client, tokens);
   });
 
+  it('answers no tokens to a refresh racing the deletion of its person', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    // Deleting the person deletes its grants: the refresh's new tokens would belong to no grant.
+    s.hook.answer = async () => {
+      await expectStatus(await s.call('DELETE', `/persons/${person.personId}`), 204);
+      return undefined;
+    };
+    const refreshed = await check.refresh(client, tokens.refresh_token).finally(() => {
+      s.hook.answer = () => undefined;
+    });
+    await expectOAuthError(refreshed, 400, 'invalid_grant', /revoked while its tokens were issued/);
+  });
+
   it('keeps the grants begun after until, and revokes those begun at or before it', async () => {
     const client = await s.createClient();
     const person = await s.person();
