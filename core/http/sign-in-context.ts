@@ -53,24 +53,19 @@ export function analyticsReader(names: HeaderNames) {
  */
 export function requestContextReader(names: HeaderNames) {
   const sdkVersion = `${prefixOf(names)}-SDK-Version`;
-  const correlation = correlationReader(names);
+  const analyticsOf = analyticsReader(names);
 
   return (request: Request): RequestContext => {
     const h = request.headers;
-    const { clientIp, userAgent = '', origin } = requestContextOf(request);
+    const analytics = analyticsOf(request);
     // One ID for every event of this request (the sign-in's and the issuer's), the client's when sent.
-    const correlationId = correlation(h) ?? crypto.randomUUID();
+    analytics.correlationId ??= crypto.randomUUID();
     return {
-      clientIp,
-      analytics: {
-        ...(clientIp ? { clientIpAddress: clientIp } : {}),
-        ...(userAgent ? { userAgent } : {}),
-        ...(origin ? { origin } : {}),
-        correlationId,
-      },
+      clientIp: analytics.clientIpAddress,
+      analytics,
       browser: {
-        user_agent: userAgent,
-        window_location: h.get('referer') ?? origin ?? '',
+        user_agent: analytics.userAgent ?? '',
+        window_location: h.get('referer') ?? analytics.origin ?? '',
         service_sdk_version: h.get(sdkVersion) ?? '',
       },
     };
