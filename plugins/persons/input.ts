@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseOrThrow } from '../../core/http/validation.ts';
+import { exactObject, parseOrThrow } from '../../core/http/validation.ts';
 import { isUuid } from '../../core/ids.ts';
 import { PersonErrors } from './errors.ts';
 import { HANDLE_TYPES, normaliseHandle } from './handles.ts';
@@ -26,43 +26,54 @@ const GROUP_RULE =
 export const GROUP_NAME_RE = /^[A-Za-z0-9]([\w.-]{0,98}[A-Za-z0-9])?$/;
 export const GroupName = v.pipe(v.string(), v.regex(GROUP_NAME_RE, GROUP_RULE));
 
-const HandleSchema = v.object({
-  type: v.picklist(HANDLE_TYPES, `must be one of ${HANDLE_TYPES.join(', ')}`),
-  value: v.pipe(v.string(), v.maxLength(320, 'must be at most 320 characters')),
-  verified: v.optional(
-    v.pipe(
-      v.boolean('must be a boolean'),
-      v.description(
-        'true when the organization has proven the address or number itself; false (the default) until a verification link is followed',
+const HandleSchema = exactObject(
+  {
+    type: v.picklist(HANDLE_TYPES, `must be one of ${HANDLE_TYPES.join(', ')}`),
+    value: v.pipe(v.string(), v.maxLength(320, 'must be at most 320 characters')),
+    verified: v.optional(
+      v.pipe(
+        v.boolean('must be a boolean'),
+        v.description(
+          'true when the organization has proven the address or number itself; false (the default) until a verification link is followed',
+        ),
       ),
     ),
-  ),
-});
+  },
+  'member',
+);
 
 const unsupported = (what: string) =>
   v.optional(v.custom<never>(() => false, `${what} are not supported when creating a person`));
 
 /** PersonCreateReq of the reference. */
-export const PersonCreateSchema = v.object({
-  handles: v.pipe(
-    v.array(HandleSchema),
-    v.minLength(1, 'must hold at least one handle'),
-    v.maxLength(MAX_HANDLES, `must hold at most ${MAX_HANDLES} handles`),
-  ),
-  active: v.optional(v.boolean()),
-  region: v.optional(v.picklist(REGIONS, `must be one of ${REGIONS.join(', ')}`)),
-  groups: v.optional(
-    v.pipe(v.array(GroupName), v.maxLength(MAX_GROUPS, `must hold at most ${MAX_GROUPS} groups`)),
-  ),
-  attributes: unsupported('attributes (use the attributes API)'),
-  credentials: unsupported('credentials (set a password with PUT /persons/{person_id}/credentials/password)'),
-});
+export const PersonCreateSchema = exactObject(
+  {
+    handles: v.pipe(
+      v.array(HandleSchema),
+      v.minLength(1, 'must hold at least one handle'),
+      v.maxLength(MAX_HANDLES, `must hold at most ${MAX_HANDLES} handles`),
+    ),
+    active: v.optional(v.boolean()),
+    region: v.optional(v.picklist(REGIONS, `must be one of ${REGIONS.join(', ')}`)),
+    groups: v.optional(
+      v.pipe(v.array(GroupName), v.maxLength(MAX_GROUPS, `must hold at most ${MAX_GROUPS} groups`)),
+    ),
+    attributes: unsupported('attributes (use the attributes API)'),
+    credentials: unsupported(
+      'credentials (set a password with PUT /persons/{person_id}/credentials/password)',
+    ),
+  },
+  'member',
+);
 export type PersonCreate = v.InferOutput<typeof PersonCreateSchema>;
 
-export const PersonPatchSchema = v.object({ active: v.optional(v.boolean()) });
-export const GroupsSchema = v.object({
-  groups: v.pipe(v.array(GroupName), v.maxLength(MAX_GROUPS, `must hold at most ${MAX_GROUPS} groups`)),
-});
+export const PersonPatchSchema = exactObject({ active: v.optional(v.boolean()) }, 'member');
+export const GroupsSchema = exactObject(
+  {
+    groups: v.pipe(v.array(GroupName), v.maxLength(MAX_GROUPS, `must hold at most ${MAX_GROUPS} groups`)),
+  },
+  'member',
+);
 
 /**
  * A validated create body as the store takes it: handles normalised, duplicates within the request

@@ -84,12 +84,25 @@ describe('persons', () => {
       [{ handles: [email('bad')], groups: ['-x'] }, 'body.groups[0]'],
       [{ handles: [email('bad')], attributes: { a: {} } }, 'body.attributes'],
       [{ handles: [email('bad'), { type: 'email_address', value: 'PBAD@example.com' }] }, 'body.handles[1]'],
+      // A misspelt member used to pass as "not given": a person made active, or without roles.
+      [{ handles: [email('bad')], actvie: false }, 'body.actvie: is not a member of this body'],
+      [{ handles: [email('bad')], roles: ['admin'] }, 'body.roles: is not a member of this body'],
+      [{ handles: [{ ...email('bad'), verifed: true }] }, 'body.handles[0].verifed: is not a member'],
     ];
     for (const [body, field] of cases) {
       const res = await t.call('POST', '/persons', { body });
       await expectStatus(res, 400);
       expect(res.json.errors[0].message).toContain(field);
     }
+    const made = await t.call('POST', '/persons', { body: { handles: [email('strict')] } });
+    await expectStatus(made, 201);
+    const patch = await t.call('PATCH', `/persons/${made.json.result.person_id}`, {
+      body: { active: false, region: 'eu-central-1' },
+    });
+    await expectStatus(patch, 400);
+    expect(patch.json.errors[0].message).toContain(
+      'body.region: is not a member of this body (accepted: active)',
+    );
     for (const [path, field] of [
       ['/persons?limit=0', 'query.limit'],
       ['/persons?cursor=zzz', 'query.cursor'],
