@@ -6,7 +6,7 @@ import { CoreErrors } from '../errors.ts';
 import { checkBodyDepth } from '../http/body-depth.ts';
 import { formatIssues } from '../http/validation.ts';
 import type { Clock } from '../ports/clock.ts';
-import { isWellFormedText, quoted } from '../text.ts';
+import { quoted, unstorableTextRule } from '../text.ts';
 import { eventDefinition } from './catalogue/index.ts';
 import { buildEvent } from './metadata.ts';
 import { acceptedTriggerName } from './trigger-names.ts';
@@ -79,14 +79,6 @@ export async function readIngestBody(
   return body;
 }
 
-/** Why `s` cannot travel in an event, or undefined when it can. */
-const textRule = (s: string): string | undefined =>
-  s.includes('\u0000')
-    ? 'must not contain the NUL character (\\u0000)'
-    : isWellFormedText(s)
-      ? undefined
-      : 'must be well-formed Unicode (a lone surrogate is not)';
-
 /**
  * The first string of a parsed body, value or member name, that no event can carry, said where it is
  * (`body[1].user_agent: must not contain ...`): events are kept as jsonb, which holds neither U+0000
@@ -95,7 +87,7 @@ const textRule = (s: string): string | undefined =>
  */
 function unstorableText(value: unknown, at: string): string | undefined {
   if (typeof value === 'string') {
-    const rule = textRule(value);
+    const rule = unstorableTextRule(value);
     return rule && `${at}: ${rule}`;
   }
   if (typeof value !== 'object' || value === null) return undefined;
@@ -107,7 +99,7 @@ function unstorableText(value: unknown, at: string): string | undefined {
     return undefined;
   }
   for (const [key, item] of Object.entries(value)) {
-    const rule = textRule(key);
+    const rule = unstorableTextRule(key);
     if (rule) return `${at}: the member name ${quoted(key)} ${rule}`;
     const found = unstorableText(item, `${at}.${key}`);
     if (found) return found;

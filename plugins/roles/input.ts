@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { exactObject, unchangeable } from '../../core/http/validation.ts';
 import { isUuid } from '../../core/ids.ts';
-import { isWellFormedText, startsWithBom } from '../../core/text.ts';
+import { startsWithBom, unstorableTextRule } from '../../core/text.ts';
 import { RoleErrors } from './errors.ts';
 
 /** The longest name of a permission or role, in bytes (all its characters are ASCII). */
@@ -28,8 +28,10 @@ export const Name = v.pipe(
 const Description = v.pipe(
   v.string('must be a string'),
   v.maxLength(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`),
-  v.check((s) => !s.includes('\u0000'), 'must not contain the NUL character (\\u0000)'),
-  v.check(isWellFormedText, 'must be well-formed Unicode (a lone surrogate is not)'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    const rule = dataset.typed ? unstorableTextRule(dataset.value) : undefined;
+    if (rule) addIssue({ message: rule });
+  }),
   v.check((s) => !startsWithBom(s), 'must not begin with U+FEFF (a byte order mark)'),
 );
 const names = (what: string) =>
