@@ -61,7 +61,8 @@ export const ifMatchHeaders = (names: HeaderNames) =>
     }),
   );
 
-const ErrorJson = {
+/** The error envelope's JSON Schema, as the OpenAPI document shows it. */
+export const ErrorJson = {
   type: 'object' as const,
   properties: {
     errors: {

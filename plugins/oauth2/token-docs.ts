@@ -1,4 +1,5 @@
 import type { DocumentDecoration } from 'elysia';
+import { ErrorJson } from '../../core/http/openapi-docs.ts';
 
 const TAGS = ['OAuth2'];
 
@@ -30,13 +31,7 @@ const oauthError = (description: string) => ({
       schema: {
         type: 'object' as const,
         properties: {
-          errors: {
-            type: 'array' as const,
-            items: {
-              type: 'object' as const,
-              properties: { httpcode: { type: 'integer' as const }, message: { type: 'string' as const } },
-            },
-          },
+          ...ErrorJson.properties,
           meta: {
             type: 'object' as const,
             properties: {
