@@ -465,10 +465,17 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
+    // identity-service patch (porsager/postgres#1223): the query under way ends with its connection. Left
+    // set, the next connection's first ReadyForQuery settled it again and replayed its error (the FATAL
+    // 57P01 of a restart) onto the query that connection was opened for. A startup query dropped here
+    // (array types) is left unsettled: nothing waits on it but fetchArrayTypes.
+    if (initial) {
+      query = results = errorResponse = null
       return reconnect()
+    }
 
     !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    query = results = errorResponse = null
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
@@ -579,7 +586,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // identity-service patch (porsager/postgres#1192, #1205): the promise was dropped, so a failed
+        // array-types query (the connection reset or terminated as it starts) was an unhandled rejection
+        // that ended the process. Its failure needs no handling here: errored() hands the error to
+        // `initial`, or closed() opens a new connection for it.
+        return fetchArrayTypes().catch(() => { /* reaches initial through errored() or closed() */ })
       }
 
       initial && !initial.reserve && execute(initial)
