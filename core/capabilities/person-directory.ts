@@ -35,8 +35,11 @@ export interface PersonRecord {
 
 /** What the issuer and the factors need of an organization's persons. */
 export interface PersonDirectory {
-  /** The person, or undefined when the organization has none of that ID. */
-  get(orgId: string, personId: string): Promise<PersonRecord | undefined>;
+  /**
+   * The person, or undefined when the organization has none of that ID. With `tx`, read in the caller's
+   * transaction: after the caller has taken a lock a deletion also takes, it sees that deletion.
+   */
+  get(orgId: string, personId: string, options?: { tx: Transaction }): Promise<PersonRecord | undefined>;
   /** The person holding a handle (the handle is normalised first), or undefined. */
   findByHandle(orgId: string, handle: PersonHandle): Promise<PersonRecord | undefined>;
   /** Normalises a handle as stored (email case, E.164); throws a 400 ServiceError naming the rule. */

@@ -50,10 +50,12 @@ export function createConsentStore(deps: {
    * change publishes GdprConsentsChanged_v1 with both lists; giving the same levels again changes nothing.
    */
   async function replace(orgId: string, personId: string, wanted: ConsentLevel[]): Promise<GdprConsent[]> {
-    await mustExist(orgId, personId);
     const levels = canonical(wanted);
-    const now = await storage.transaction(async (tx) => {
+    return storage.transaction(async (tx) => {
+      // Read under the lock a deletion takes too (beforePersonDeleted): one that committed first is a
+      // 404 here and no event; one that comes later waits for this write, then deletes its rows.
       await lockPerson(tx, personId);
+      if (!(await persons.get(orgId, personId, { tx }))) throw ConsentErrors.PERSON_NOT_FOUND(personId);
       const old = await consentsIn(tx.db, orgId, personId);
       const held = new Map(old.map((c) => [c.consent_level, c.created_at]));
       const createdAt = new Date(clock.now()).toISOString();
@@ -82,12 +84,6 @@ export function createConsentStore(deps: {
       );
       return next;
     });
-    // A deletion that committed meanwhile ran first under the lock and found none of these rows.
-    if (!(await persons.get(orgId, personId))) {
-      await storage.transaction((tx) => forgetPerson(tx, orgId, personId));
-      throw ConsentErrors.PERSON_NOT_FOUND(personId);
-    }
-    return now;
   }
 
   return {

@@ -71,7 +71,7 @@ export const persons = (options: PersonsOptions = {}) => {
       const lookup = createPersonLookup(ctx.storage);
       const directory: PersonDirectory = {
         // One statement per lookup, concurrent gets batched; an ID that is no UUID names nobody.
-        get: (orgId, personId) => lookup.get(orgId, personId),
+        get: (orgId, personId, within) => lookup.get(orgId, personId, within?.tx),
         findByHandle: (orgId, handle) => lookup.findByHandle(orgId, normaliseHandle(handle)),
         normaliseHandle: (handle) => normaliseHandle(handle),
         async createAnonymous(orgId, { region: wanted, analytics }) {

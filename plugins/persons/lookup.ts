@@ -4,7 +4,7 @@ import { batchingFor } from '../../core/batching/group-commit.ts';
 import type { PersonHandle, PersonRecord } from '../../core/capabilities/person-directory.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import { isUuid } from '../../core/ids.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Storage, Transaction } from '../../core/ports/storage.ts';
 
 interface Row {
   person_id: string;
@@ -77,11 +77,19 @@ export function createPersonLookup(storage: Storage) {
   const gate = batchGate(storage);
   return {
     /** The person of this organization, or undefined (also for an ID that is no UUID). */
-    async get(orgId: string, personId: string): Promise<PersonRecord | undefined> {
+    async get(orgId: string, personId: string, tx?: Transaction): Promise<PersonRecord | undefined> {
       if (!isUuid(personId)) return undefined;
       // Keys are lower case so that two spellings of one ID share a lookup; the row answers in lower case.
-      await gate();
-      const person = await byId.load(personId.toLowerCase());
+      const id = personId.toLowerCase();
+      let person: PersonRecord | undefined;
+      if (tx) {
+        // In the caller's transaction: never batched with lookups outside it.
+        const [row] = await selectByIds(tx.db, `{${id}}`);
+        person = row && recordOf(row);
+      } else {
+        await gate();
+        person = await byId.load(id);
+      }
       return person?.orgId === orgId.toLowerCase() ? person : undefined;
     },
     /** The person holding a normalised handle in this organization, or undefined. */

@@ -80,23 +80,21 @@ export function createAssignments(deps: {
   }
 
   /**
-   * Runs a write about a person that exists, then checks it still does: a deletion that committed
-   * meanwhile found no rows of ours to delete (it ran first, under the same lock), so they go now.
+   * Runs a write about a person that exists, read under the person's lock in the write's transaction: a
+   * deletion takes that lock too (beforePersonDeleted), so one that committed first is seen here (a 404,
+   * no event), and one that comes later waits for this write and then deletes its rows.
    */
   async function aboutPerson(
     orgId: string,
     personId: string,
     write: (tx: Transaction, region: string) => Promise<void>,
   ) {
-    const region = await regionOf(orgId, personId);
     await storage.transaction(async (tx) => {
       await lockPerson(tx, personId);
-      await write(tx, region);
+      const person = await persons.get(orgId, personId, { tx });
+      if (!person) throw RoleErrors.PERSON_NOT_FOUND(personId);
+      await write(tx, person.region);
     });
-    if (!(await persons.get(orgId, personId))) {
-      await storage.transaction((tx) => forgetPerson(tx, orgId, personId));
-      throw RoleErrors.PERSON_NOT_FOUND(personId);
-    }
   }
 
   return {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { ack } from '../../core/ports/event-bus.ts';
 import { consents } from '../../plugins/consents/index.ts';
@@ -10,7 +11,7 @@ import type { TestService } from '../helpers/service.ts';
 import { until } from '../helpers/webhooks.ts';
 import { roleEventsSuite, SUITE_REGION } from '../unit/roles/events.suite.ts';
 import { newPerson, seed, startRolesService } from '../unit/roles/helpers.ts';
-import { deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
+import { DATABASE_URL, deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -97,6 +98,67 @@ describe('roles and consents under concurrency on Postgres', () => {
       if (role.status === 200) expect(role.json.result.permissions).toEqual([]);
     }
   });
+
+  const lateWrites = [
+    { lock: 'roles', path: 'roles', body: { roles: ['race-late-role'] }, event: 'RolesSetToPerson' },
+    {
+      lock: 'consents',
+      path: 'consent/gdpr',
+      body: { consent_levels: ['analytics'] },
+      event: 'GdprConsents',
+    },
+  ];
+  for (const w of lateWrites)
+    it(`publishes nothing for a person deleted while its ${w.lock} PUT waited: the PUT answers 404`, async () => {
+      if (w.lock === 'roles') await seed(t, ['race.late'], 'race-late-role');
+      const id = await newPerson(t);
+      const seen: string[] = [];
+      const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m) => {
+        if (m.payload.person_id === id) seen.push(m.payload.event_metadata.event_name);
+        return ack();
+      });
+      // Hold the person's roles lock, so that the deletion waits for it first and the PUT second.
+      const admin = postgres(DATABASE_URL, { max: 2, onnotice: () => {} });
+      const waiting = async () =>
+        Number(
+          (
+            await admin`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`
+          )[0]!.n,
+        );
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((r) => {
+        locked = r;
+      });
+      const holder = admin.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(hashtextextended(${`${w.lock}:${id}`}, 0))`;
+        locked();
+        await held;
+      });
+      try {
+        await lockTaken;
+        const deletion = t.call('DELETE', `/persons/${id}`);
+        await until(async () => (await waiting()) === 1, 15_000, 'the deletion waiting for the lock');
+        const put = t.call('PUT', `/persons/${id}/${w.path}`, { body: w.body });
+        await until(async () => (await waiting()) === 2, 15_000, 'the PUT waiting behind the deletion');
+        release();
+        await holder;
+        await expectStatus(await deletion, 204);
+        await expectStatus(await put, 404);
+        await until(() => seen.includes('PersonDeleted_v1'), 15_000, 'PersonDeleted_v1');
+        // Anything the PUT published was committed before it answered, behind the deletion's event.
+        await Bun.sleep(500);
+      } finally {
+        release();
+        await holder.catch(() => {});
+        await sub.stop();
+        await admin.end();
+      }
+      expect(seen.filter((name) => name.startsWith(w.event))).toEqual([]);
+    });
 
   it("leaves none of a person's rows when it is deleted while they are written", async () => {
     await seed(t, ['race.p'], 'race-p-role');
