@@ -138,8 +138,10 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
         .where(inArray(oauth2Clients.clientId, clientIds));
     },
 
-    /** Revokes an access token by jti until it expires; expired rows are swept on the way. */
-    /** Records revoked access tokens (and sweeps expired records), in `tx` when given. */
+    /**
+     * Records revoked access tokens until they expire (and sweeps expired records), in `tx` when given;
+     * in rows of a thousand, as a statement holds at most 65,535 parameters.
+     */
     async revoke(
       tokens: readonly { jti: string; orgId: string; clientId: string; exp: number }[],
       tx?: Transaction,
@@ -147,18 +149,19 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
       if (tokens.length === 0) return;
       const now = clock.now();
       const write = async (t: Transaction) => {
-        await t.db
-          .insert(oauth2RevokedTokens)
-          .values(
-            tokens.map((token) => ({
-              jti: token.jti,
-              orgId: token.orgId,
-              clientId: token.clientId,
-              expiresAt: token.exp * 1000,
-              revokedAt: now,
-            })),
-          )
-          .onConflictDoNothing();
+        for (let i = 0; i < tokens.length; i += REVOKED_ROWS_PER_INSERT)
+          await t.db
+            .insert(oauth2RevokedTokens)
+            .values(
+              tokens.slice(i, i + REVOKED_ROWS_PER_INSERT).map((token) => ({
+                jti: token.jti,
+                orgId: token.orgId,
+                clientId: token.clientId,
+                expiresAt: token.exp * 1000,
+                revokedAt: now,
+              })),
+            )
+            .onConflictDoNothing();
         await t.db.delete(oauth2RevokedTokens).where(lt(oauth2RevokedTokens.expiresAt, now));
       };
       await (tx ? write(tx) : storage.transaction(write));
@@ -176,6 +179,8 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
     },
   };
 }
+
+const REVOKED_ROWS_PER_INSERT = 1000;
 
 /** Client IDs and jtis are UUIDs; anything else names no row (and must not reach a uuid column). */
 const isUuidText = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s);

@@ -1,5 +1,6 @@
-import { and, eq, gt, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
 import type { AccessTokenClaims } from '../../../core/capabilities/oauth2-server.ts';
+import { arrayLiteral } from '../../../core/db/prepared.ts';
 import type { Database } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 
@@ -25,7 +26,8 @@ export async function revokeFamilies(
   const nowS = Math.floor(at / 1000);
   // Locked in family order first, as a record's check takes its share locks (family-locks.ts), and
   // then named by these ids alone: a family begun after this statement is neither locked out of order
-  // by the UPDATE nor revoked (it was not there to select).
+  // by the UPDATE nor revoked (it was not there to select). The ids go as one array parameter: a person
+  // can hold more grants of a client than a statement has parameters (65,535).
   const ids = (
     await db
       .select({ familyId: f.familyId })
@@ -35,7 +37,7 @@ export async function revokeFamilies(
       .for('no key update')
   ).map((row) => row.familyId);
   if (ids.length === 0) return [];
-  const these = inArray(f.familyId, ids);
+  const these = sql`${f.familyId} = any(${arrayLiteral(ids)}::uuid[])`;
   await db
     .update(f)
     .set({ revokedAt: at })

@@ -120,6 +120,37 @@ describe('POST /oauth2/tokens/revoke-all', () => {
     await expectOAuthError(refreshed, 400, 'invalid_grant', /revoked while its tokens were issued/);
   });
 
+  it('revokes more grants at once than a statement has parameters (65,535)', async () => {
+    const client = await s.createClient();
+    const person = await s.person();
+    const tokens = await grant(client, person);
+    // 66,000 more grants of the client for the person, each with a refresh token whose access token is
+    // unexpired: every one is selected, revoked and put on the deny list.
+    const storage = s.service.ctx.storage;
+    await storage.query(sql`insert into oauth2_authorize_families
+        (family_id, org_id, client_id, person_id, scope, methods, auth_time, created_at)
+      select gen_random_uuid(), f.org_id, f.client_id, f.person_id, f.scope, f.methods, f.auth_time, f.created_at
+      from oauth2_authorize_families f, generate_series(1, 66000)
+      where f.family_id = (select family_id from oauth2_authorize_refresh_tokens where token_hash = ${await digest(tokens.refresh_token)})`);
+    await storage.query(sql`insert into oauth2_authorize_refresh_tokens
+        (token_hash, family_id, issued_at, expires_at, access_jti, access_exp)
+      select md5(f.family_id::text), f.family_id, 0, ${Date.now() + 3_600_000}, gen_random_uuid()::text,
+        ${Math.floor(Date.now() / 1000) + 3600}
+      from oauth2_authorize_families f
+      where f.client_id = ${client.client_id} and f.person_id = ${person.personId}
+        and not exists (select 1 from oauth2_authorize_refresh_tokens r where r.family_id = f.family_id)`);
+
+    await expectStatus(await revokeAll(client, { person_id: person.personId }), 200);
+
+    const [counts] = await storage.query<{ grants: number; revoked: number; denied: number }>(sql`select
+        count(*)::int as grants, count(f.revoked_at)::int as revoked,
+        (select count(*)::int from oauth2_revoked_tokens v where v.client_id = ${client.client_id}) as denied
+      from oauth2_authorize_families f
+      where f.client_id = ${client.client_id} and f.person_id = ${person.personId}`);
+    expect(counts).toEqual({ grants: 66_001, revoked: 66_001, denied: 66_001 });
+    await expectRevoked(client, tokens);
+  }, 120_000);
+
   it('keeps the grants begun after until, and revokes those begun at or before it', async () => {
     const client = await s.createClient();
     const person = await s.person();
