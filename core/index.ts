@@ -43,6 +43,7 @@ export {
   type PersonDirectory,
   type PersonHandle,
   type PersonRecord,
+  type ProspectivePerson,
   personDirectory,
 } from './capabilities/person-directory.ts';
 export {

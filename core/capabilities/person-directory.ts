@@ -33,6 +33,21 @@ export interface PersonRecord {
   createdAt: string;
 }
 
+/**
+ * A person not stored yet, for a sign-up the token_minted hook decides on first: the issuer shows the hook
+ * `person` and stores it (`create`) only once the hook allows the token, so a blocked sign-up (an anonymous
+ * person, a first SSO sign-in) leaves no person and publishes no created event.
+ */
+export interface ProspectivePerson {
+  /** The person as it will be stored, its ID fixed already. */
+  person: PersonRecord;
+  /**
+   * Stores it and publishes PersonCreated_v1 (AnonymousPersonCreated_v1); a handle another person came to
+   * hold meanwhile is a 409 ServiceError.
+   */
+  create(): Promise<PersonRecord>;
+}
+
 /** What the issuer and the factors need of an organization's persons. */
 export interface PersonDirectory {
   /**
@@ -49,6 +64,11 @@ export interface PersonDirectory {
     orgId: string,
     options: { region?: string; analytics: AnalyticsContext },
   ): Promise<PersonRecord>;
+  /** An anonymous person as createAnonymous would make it, stored only by its `create`. */
+  prospectAnonymous(
+    orgId: string,
+    options: { region?: string; analytics: AnalyticsContext },
+  ): ProspectivePerson;
   /**
    * Creates a regular, active person holding these handles (normalised first; `verified` when the
    * caller has proof, such as an SSO provider vouching for the email) and publishes PersonCreated_v1.
@@ -62,6 +82,15 @@ export interface PersonDirectory {
       analytics: AnalyticsContext;
     },
   ): Promise<PersonRecord>;
+  /** A person as createWithHandles would make it (handles normalised), stored only by its `create`. */
+  prospectWithHandles(
+    orgId: string,
+    options: {
+      handles: Array<PersonHandle & { verified?: boolean }>;
+      region?: string;
+      analytics: AnalyticsContext;
+    },
+  ): ProspectivePerson;
   /**
    * Marks a handle the person holds as verified, in the caller's transaction, when the caller has
    * proof that it reaches them (a password reset link sent to that address was followed). Never

@@ -2,7 +2,7 @@ import { defineCapability } from '../contract/capabilities.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
 import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
-import type { AnalyticsContext } from './person-directory.ts';
+import type { AnalyticsContext, ProspectivePerson } from './person-directory.ts';
 
 /** What a factor (or the mint-token API) asks the issuer for. */
 export interface IssueRequest {
@@ -32,6 +32,12 @@ export interface IssueRequest {
    * @default false
    */
   hookOnly?: boolean;
+  /**
+   * A person to store only if the token_minted hook allows the token (its `person.personId` is
+   * `personId`): a sign-up. Stored after the hook and before the signature, so a blocked one leaves no
+   * person; for `hookOnly` too. The caller keeps no person of its own until the issuance succeeds.
+   */
+  prospective?: ProspectivePerson;
 }
 
 /** An issued token. */

@@ -126,20 +126,21 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
               headers: { 'retry-after': String(take.retryAfterSeconds) },
             })(`too many anonymous persons from this address; retry after ${take.retryAfterSeconds} s`);
         }
-        const { person, issued } = await consistentWrite(request, ctx.headers, async () => {
-          const person = await directory.createAnonymous(org.id, { analytics: rc.analytics });
-          const issued = await issuer.issue({
+        // Stored once the token_minted hook allows its token: a blocked one leaves no person behind.
+        const prospective = directory.prospectAnonymous(org.id, { analytics: rc.analytics });
+        const issued = await consistentWrite(request, ctx.headers, () =>
+          issuer.issue({
             orgId: org.id,
-            personId: person.personId,
+            personId: prospective.person.personId,
+            prospective,
             methods: ['anonymous'],
             issuer: 'anonymous',
             authentications: [],
             request: rc.analytics,
-          });
-          return { person, issued };
-        });
+          }),
+        );
         set.status = 201;
-        return ok({ person_id: person.personId, token: issued.token });
+        return ok({ person_id: prospective.person.personId, token: issued.token });
       },
       {
         orgOnly: true,
@@ -148,7 +149,8 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
         detail: {
           operationId: 'CreateAnonymousPerson',
           summary: 'Create an anonymous person and its token',
-          description: 'End-user facing: `Service-OrgID` only, rate-limited per client address.',
+          description:
+            'End-user facing: `Service-OrgID` only, rate-limited per client address. 403 when the token_minted hook blocks the token: then no person is created and no AnonymousPersonCreated_v1 published.',
           tags: TAGS,
         },
       },

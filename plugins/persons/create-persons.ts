@@ -17,6 +17,8 @@ import { groupMemberships, personHandles, persons } from './schema.ts';
 
 /** A person to create, already checked and normalised. */
 export interface NewPerson {
+  /** Fixed beforehand for a prospective person (the token_minted hook saw it); else made here. */
+  personId?: string;
   personType: 'regular' | 'anonymous';
   active: boolean;
   region: string;
@@ -33,7 +35,7 @@ export function createPersonCreator(deps: { storage: Storage; clock: Clock; even
   async function insertIn(tx: Transaction, orgId: string, people: NewPerson[], analytics: AnalyticsContext) {
     const now = clock.now();
     const createdAt = new Date(now);
-    const made = people.map((p) => ({ ...p, personId: uuidv7(now) }));
+    const made = people.map((p) => ({ ...p, personId: p.personId ?? uuidv7(now) }));
     await tx.db.insert(persons).values(
       made.map((p) => ({
         personId: p.personId,

@@ -5,15 +5,14 @@ import { envInteger, envRate, envText, type Rate } from '../../core/contract/set
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
+import { createDirectory, isRegion } from './directory.ts';
 import { groupRoutes } from './group-routes.ts';
-import { normaliseHandle } from './handles.ts';
 import { REGIONS, type Region } from './input.ts';
 import { createPersonLookup } from './lookup.ts';
 import { migrations } from './migrations/index.ts';
 import { personRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
 import { createPersonStore } from './store.ts';
-import { markVerified } from './verification/mark.ts';
 import { verificationRoutes } from './verification/routes.ts';
 import { emailVerificationTemplate } from './verification/template.ts';
 import { createVerificationTokens } from './verification/tokens.ts';
@@ -28,8 +27,6 @@ export interface PersonsOptions {
   /** Verification links per person. @default { perMinute: 2, burst: 5 } */
   verificationRateLimit?: Rate;
 }
-
-const isRegion = (s: string): s is Region => (REGIONS as readonly string[]).includes(s);
 
 const settings = v.object({
   PERSONS_DEFAULT_REGION: envText('PERSONS_DEFAULT_REGION', `must be one of ${REGIONS.join(', ')}`, isRegion),
@@ -69,46 +66,13 @@ export const persons = (options: PersonsOptions = {}) => {
       });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
       const lookup = createPersonLookup(ctx.storage);
-      const directory: PersonDirectory = {
-        // One statement per lookup, concurrent gets batched; an ID that is no UUID names nobody.
-        get: (orgId, personId, within) => lookup.get(orgId, personId, within?.tx),
-        findByHandle: (orgId, handle) => lookup.findByHandle(orgId, normaliseHandle(handle)),
-        normaliseHandle: (handle) => normaliseHandle(handle),
-        async createAnonymous(orgId, { region: wanted, analytics }) {
-          if (wanted !== undefined && !isRegion(wanted))
-            throw new Error(`persons: region must be one of ${REGIONS.join(', ')} (got ${wanted})`);
-          const [made] = await store.create(
-            orgId,
-            [
-              {
-                personType: 'anonymous',
-                active: true,
-                region: wanted ?? defaultRegion,
-                handles: [],
-                groups: [],
-              },
-            ],
-            analytics,
-          );
-          return made!;
-        },
-        async createWithHandles(orgId, { handles, region: wanted, analytics }) {
-          if (wanted !== undefined && !isRegion(wanted))
-            throw new Error(`persons: region must be one of ${REGIONS.join(', ')} (got ${wanted})`);
-          const person = {
-            personType: 'regular' as const,
-            active: true,
-            region: wanted ?? defaultRegion,
-            handles: handles.map((h) => ({ ...normaliseHandle(h), verified: h.verified === true })),
-            groups: [],
-          };
-          const [made] = await store.create(orgId, [person], analytics);
-          return made!;
-        },
-        markVerified: (orgId, personId, handle, { tx }) =>
-          markVerified(tx.db, orgId, personId, normaliseHandle(handle)),
-        groupsClaimName: (orgId) => orgSettings.groupsClaimName(orgId),
-      };
+      const directory = createDirectory({
+        store,
+        lookup,
+        settings: orgSettings,
+        clock: ctx.clock,
+        defaultRegion,
+      });
       const rate = ctx.settings.EMAIL_VERIFICATION_RATE_LIMIT ??
         options.verificationRateLimit ?? { perMinute: 2, burst: 5 };
       const verification = verificationRoutes(ctx, {

@@ -79,8 +79,11 @@ export function createIssue(deps: IssuerDeps) {
   };
 
   return async function issue(req: IssueRequest): Promise<IssuedToken> {
+    const { prospective } = req;
+    if (prospective && (prospective.person.personId !== req.personId || req.issuer === 'mint'))
+      throw new Error('tokens: a prospective person is for a sign-up: its personId, not a minted token');
     const [person, groupsClaim] = await Promise.all([
-      persons.get(req.orgId, req.personId),
+      prospective ? prospective.person : persons.get(req.orgId, req.personId),
       persons.groupsClaimName(req.orgId),
     ]);
     if (!person || person.orgId !== req.orgId) throw TokenErrors.PERSON_NOT_FOUND(req.personId);
@@ -158,6 +161,9 @@ export function createIssue(deps: IssuerDeps) {
           });
       }
     }
+
+    // A sign-up's person exists once the hook allowed it, before anything is signed or announced for it.
+    if (prospective) await prospective.create();
 
     // The hook's decision was all the caller wanted: a token nobody receives is neither signed, nor
     // announced by TokenMinted_v1, nor anybody's first.

@@ -190,6 +190,39 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
       });
     });
 
+    describe('a sign-up the token_minted hook blocks', () => {
+      it('leaves no anonymous person and publishes no event for it', async () => {
+        hookAnswer = () => new Response('no', { status: 403 });
+        const calls = hookRx.requests.length;
+        try {
+          await expectStatus(await t.http('POST', '/persons/anonymous', { key: null }), 403);
+        } finally {
+          hookAnswer = () => json({});
+        }
+        expect(hookRx.requests.length).toBeGreaterThan(calls);
+        // The hook was shown the person the sign-up would have made.
+        const { claims } = await receiver.verify(
+          { body: hookRx.requests.at(-1)!.body, url: hookTarget },
+          { triggerType: 'sync_hook', triggerName: 'token_minted' },
+        );
+        const refused = (claims.trigger_content as { sub: string }).sub;
+        expect(refused).toMatch(/^[0-9a-f-]{36}$/);
+        await expectStatus(await t.http('GET', `/persons/${refused}`), 404);
+
+        // An allowed sign-up is stored and announced; by the time its events arrive (and a moment more),
+        // none came for the refused one.
+        const allowed = await t.http('POST', '/persons/anonymous', { key: null });
+        await expectStatus(allowed, 201);
+        await eventsOf(allowed.json.result.person_id, [
+          'AnonymousPersonCreated_v1',
+          'AnonymousTokenMinted_v1',
+        ]);
+        await expectStatus(await t.http('GET', `/persons/${allowed.json.result.person_id}`), 200);
+        await new Promise((r) => setTimeout(r, 300));
+        expect((await eventsOf(refused, [])).map((d) => d.name)).toEqual([]);
+      });
+    });
+
     describe('the events of the flow', () => {
       it('arrive at an event webhook, signed, with the members the spec lists', async () => {
         const person = await createPerson({ call: t.http });
