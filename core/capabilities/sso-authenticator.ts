@@ -1,6 +1,7 @@
 import { defineCapability } from '../contract/capabilities.ts';
 import type { RequestContext } from '../http/sign-in-context.ts';
 import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
+import type { ProspectivePerson } from './person-directory.ts';
 
 /** An SSO credential a sign-in page may offer: one button. */
 export interface SsoChoice {
@@ -24,7 +25,7 @@ export interface SsoStartRefusal {
   message: string;
 }
 
-/** What a provider's answer came to: the person (found or created), or why not (already reported). */
+/** What a provider's answer came to: the person (found, or prospective), or why not (already reported). */
 export type SsoFinish =
   | {
       ok: true;
@@ -33,6 +34,11 @@ export type SsoFinish =
       orgId: string;
       personId: string;
       region: string;
+      /**
+       * The person's first sign-in: not stored yet. Hand it to the token issuer (IssueRequest.prospective),
+       * which stores it once the token_minted hook allows the token.
+       */
+      prospective?: ProspectivePerson;
       /** The credential's provider id (`google`, or a generic OIDC provider's). */
       provider: string;
       authentication: TokenAuthentication;

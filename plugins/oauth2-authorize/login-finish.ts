@@ -1,5 +1,9 @@
 import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import type { PersonDirectory, PersonRecord } from '../../core/capabilities/person-directory.ts';
+import type {
+  PersonDirectory,
+  PersonRecord,
+  ProspectivePerson,
+} from '../../core/capabilities/person-directory.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { PersonHandleType } from '../../core/events/shared-types.ts';
@@ -19,6 +23,8 @@ export interface SignedIn {
   authentication: TokenAuthentication;
   /** The SSO provider's id, named in the ID token's `idp` claim. */
   idp?: string;
+  /** A first SSO sign-in's person, stored by the issuer once the token_minted hook allows the token. */
+  prospective?: ProspectivePerson;
 }
 
 /** What finishing a login uses: the issuer of its ID token, its events, its code and its redirect. */
@@ -66,11 +72,14 @@ export function createLoginFinish(deps: LoginFinishDeps) {
   > {
     const authTime = Math.floor(clock.now() / 1000);
     // Read while the token is issued: the events need the person's region.
-    const personRead = deps.directory.get(login.orgId, who.personId);
+    const personRead = who.prospective
+      ? Promise.resolve(who.prospective.person)
+      : deps.directory.get(login.orgId, who.personId);
     try {
       const issued = await deps.issuer.issue({
         orgId: login.orgId,
         personId: who.personId,
+        ...(who.prospective ? { prospective: who.prospective } : {}),
         methods: [who.method],
         issuer: 'oauth2',
         authentications: [who.authentication],
@@ -84,20 +93,25 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
     } catch (error) {
       const blocked = error instanceof ServiceError && error.status === 403;
-      const person = await personRead;
+      // A first sign-in refused names nobody: its person was never stored.
+      const person = who.prospective ? undefined : await personRead;
       const message = error instanceof Error ? error.message : 'the token could not be issued';
       // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
       await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
         analytics_metadata: analyticsMetadata(rc.analytics),
-        ...(person ? { person_id: person.personId, region: person.region } : {}),
-        // Authenticated already: the token was refused after the method succeeded.
-        authenticated_methods: [who.method],
+        // Authenticated already, the token refused after the method succeeded: "only if previously
+        // authenticated" (spec), these three together, for a person that exists.
+        ...(person
+          ? { person_id: person.personId, region: person.region, authenticated_methods: [who.method] }
+          : {}),
         failed_authn_method: who.method,
         failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
         failure_detail: message,
         ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
       });
-      if (!blocked) throw error;
+      // Two first sign-ins of one person raced and the other stored the person: this one signs in again.
+      const raced = who.prospective && error instanceof ServiceError && error.status === 409;
+      if (!blocked && !raced) throw error;
       return { ok: false, message };
     }
   }

@@ -193,6 +193,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       }
       const who: SignedIn = {
         personId: done.personId,
+        ...(done.prospective ? { prospective: done.prospective } : {}),
         method: 'oidc',
         authentication: done.authentication,
         idp: done.provider,

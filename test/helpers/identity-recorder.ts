@@ -1,42 +1,35 @@
 import type { Env } from '../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
-import { definePlugin, type PluginDefinition } from '../../core/plugin.ts';
+import type { PluginDefinition } from '../../core/plugin.ts';
 import { ack } from '../../core/ports/event-bus.ts';
-import { beforeTokenIssued, type TokenDraft } from '../../core/tokens/before-token-issued.ts';
+import type { TokenDraft } from '../../core/tokens/before-token-issued.ts';
 import { password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
 import { tokens } from '../../plugins/tokens/index.ts';
 import { startTestService } from './service.ts';
-
-/** A plugin that records every draft beforeTokenIssued is called with, as the token_minted hook sees it. */
-const draftRecorder = (drafts: TokenDraft[]) =>
-  definePlugin({
-    id: 'draft-recorder',
-    setup: () => ({
-      attach: [
-        beforeTokenIssued.attach({
-          run: (draft) => {
-            drafts.push(draft);
-            return undefined;
-          },
-        }),
-      ],
-    }),
-  });
+import { type HookProbe, hookPlugin } from './tokens-service.ts';
 
 /**
  * The real persons, tokens and password plugins (argon2id at its cheapest), with every event they
- * publish and every beforeTokenIssued draft. With `listen`, also served on a loopback port by Bun.serve
+ * publish and every beforeTokenIssued draft (`hook` decides on them). With `listen`, also served on a loopback port by Bun.serve
  * as entry/bun.ts serves it: the socket's address handed to the front door.
  */
 export async function startRecordingIdentityService(
   options: { env?: Env; extra?: PluginDefinition[]; listen?: boolean } = {},
 ) {
   const drafts: TokenDraft[] = [];
+  // Records every draft beforeTokenIssued is called with, as the token_minted hook sees it; allows by default.
+  const hook: HookProbe = { seen: drafts, answer: () => undefined };
   const t = await startTestService({
     env: { PASSWORD_ARGON2_MEMORY_KIB: '1024', PASSWORD_ARGON2_ITERATIONS: '1', ...options.env },
     definition: {
-      plugins: [persons(), tokens(), password(), draftRecorder(drafts), ...(options.extra ?? [])],
+      plugins: [
+        persons(),
+        tokens(),
+        password(),
+        hookPlugin('draft-recorder', hook),
+        ...(options.extra ?? []),
+      ],
     },
   });
   const events: ServiceEvent[] = [];
@@ -80,6 +73,8 @@ export async function startRecordingIdentityService(
   return {
     ...t,
     drafts,
+    /** What beforeTokenIssued answers: set `answer` to add claims or block (throw a 403 ServiceError). */
+    hook,
     events,
     eventFor,
     request,

@@ -16,7 +16,8 @@ export interface HookProbe {
   answer: (draft: TokenDraft) => TokenHookResult | undefined | Promise<TokenHookResult | undefined>;
 }
 
-const hookPlugin = (id: string, probe: HookProbe) =>
+/** A plugin attaching the probe to beforeTokenIssued. */
+export const hookPlugin = (id: string, probe: HookProbe) =>
   definePlugin({
     id,
     setup: () => ({

@@ -107,6 +107,7 @@ export function createSsoAuthenticator(deps: {
         orgId: done.pending.orgId,
         personId: done.person.personId,
         region: done.person.region,
+        ...(done.prospective ? { prospective: done.prospective } : {}),
         provider: done.provider,
         authentication: flow.authenticationOf(done.profile),
       };

@@ -1,4 +1,4 @@
-import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { IssuedToken, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
@@ -9,7 +9,7 @@ import type { SsoProfile } from '../../../core/sso/define-provider.ts';
 import { SsoSignInErrors } from './errors.ts';
 import { reportFailure, SignInFailure } from './failure.ts';
 import { isSecureUrl } from './loopback.ts';
-import { personFor } from './person-link.ts';
+import { personFor, type SsoPerson, storedMeanwhile } from './person-link.ts';
 import type { ProviderClient } from './provider-client.ts';
 import { createProviderSignIn } from './provider-sign-in.ts';
 import type { PendingSignIn, SignInStore } from './store.ts';
@@ -28,7 +28,7 @@ export interface FlowDeps {
 
 /** What the callback's common part found: the person, or why not (already reported). */
 export type Completed =
-  | { ok: true; pending: PendingSignIn; person: PersonRecord; profile: SsoProfile; provider: string }
+  | ({ ok: true; pending: PendingSignIn; profile: SsoProfile; provider: string } & SsoPerson)
   | { ok: false; pending: PendingSignIn; failure: SignInFailure }
   /** No sign-in of this kind was started with this state. */
   | { ok: false; pending?: undefined; failure?: undefined };
@@ -101,12 +101,12 @@ export function createSignInFlow(deps: FlowDeps) {
       );
     try {
       const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
-      const person = await personFor(deps.directory, orgId, profile, rc);
-      if (!person.active)
-        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person, [
+      const who = await personFor(deps.directory, orgId, profile, rc);
+      if (!who.person.active)
+        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', who.person, [
           'oidc',
         ]);
-      return { ok: true, pending, person, profile, provider };
+      return { ok: true, pending, ...who, profile, provider };
     } catch (e) {
       if (e instanceof SignInFailure) return failed(e);
       return failed(
@@ -129,29 +129,42 @@ export function createSignInFlow(deps: FlowDeps) {
         state: pending.appState,
       });
     if (!done.ok) return back(done.failure);
-    const { person, profile } = done;
-    let issued: IssuedToken;
-    try {
-      issued = await deps.issuer.issue({
+    const { profile } = done;
+    let who: SsoPerson = done;
+    const issue = () =>
+      deps.issuer.issue({
         orgId,
-        personId: person.personId,
+        personId: who.person.personId,
+        ...(who.prospective ? { prospective: who.prospective } : {}),
         methods: ['oidc'],
         issuer: 'authentication',
         authentications: [authenticationOf(profile)],
         request: rc.analytics,
       });
+    let issued: IssuedToken;
+    try {
+      issued = await issue().catch(async (e) => {
+        // Two first sign-ins of one person raced and the other stored the person: this one is for it.
+        if (!storedMeanwhile(e, who)) throw e;
+        who = await personFor(deps.directory, orgId, profile, rc);
+        if (who.prospective) throw e;
+        return issue();
+      });
     } catch (e) {
       const blocked = e instanceof ServiceError && e.status === 403;
+      // A first sign-in refused names nobody: its person was never stored.
+      const stored = who.prospective ? undefined : who.person;
       const f = new SignInFailure(
         blocked ? 'token_blocked' : 'token_not_issued',
         blocked ? 'access_denied' : 'server_error',
         e instanceof Error ? e.message : 'the token could not be issued',
-        person,
-        ['oidc'],
+        stored,
+        stored && ['oidc'],
       );
       await reportFailure(events, orgId, f, rc);
       return back(f);
     }
+    const { person } = who;
     await events.publish(orgId, 'AuthenticationSucceeded_v1', {
       analytics_metadata: analyticsMetadata(rc.analytics),
       browser_metadata: rc.browser,

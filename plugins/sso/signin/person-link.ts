@@ -1,18 +1,30 @@
-import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type {
+  PersonDirectory,
+  PersonRecord,
+  ProspectivePerson,
+} from '../../../core/capabilities/person-directory.ts';
+import { ServiceError } from '../../../core/errors.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { SsoProfile } from '../../../core/sso/define-provider.ts';
 import { SignInFailure } from './failure.ts';
 
+/** Whom an SSO sign-in is for; `prospective` when it is the person's first, not stored yet. */
+export interface SsoPerson {
+  person: PersonRecord;
+  prospective?: ProspectivePerson;
+}
+
 /**
  * The person an SSO sign-in is for: the one holding the provider's verified email address, verified
- * here too, or a new person with it. Anything else is a SignInFailure.
+ * here too, or a new person with it, stored by the issuer once the token_minted hook allows the token
+ * (a blocked first sign-in leaves nobody). Anything else is a SignInFailure.
  */
 export async function personFor(
   directory: PersonDirectory,
   orgId: string,
   profile: SsoProfile,
   rc: RequestContext,
-): Promise<PersonRecord> {
+): Promise<SsoPerson> {
   if (!profile.email)
     throw new SignInFailure('no_email', 'access_denied', 'the provider gave no email address');
   if (!profile.emailVerified)
@@ -35,16 +47,14 @@ export async function personFor(
     );
   };
   const found = await directory.findByHandle(orgId, handle);
-  if (found) return linked(found);
-  try {
-    return await directory.createWithHandles(orgId, {
-      handles: [{ ...handle, verified: true }],
-      analytics: rc.analytics,
-    });
-  } catch (e) {
-    // Two first sign-ins of one person raced: the other one created it.
-    const again = await directory.findByHandle(orgId, handle);
-    if (again) return linked(again);
-    throw e;
-  }
+  if (found) return { person: linked(found) };
+  const prospective = directory.prospectWithHandles(orgId, {
+    handles: [{ ...handle, verified: true }],
+    analytics: rc.analytics,
+  });
+  return { person: prospective.person, prospective };
 }
+
+/** A first sign-in's person that another sign-in of the same person stored first (a 409 from create). */
+export const storedMeanwhile = (e: unknown, who: SsoPerson) =>
+  who.prospective !== undefined && e instanceof ServiceError && e.status === 409;

@@ -347,7 +347,7 @@ describe('the provider round trip in the hosted login', () => {
     expect(await failedWith('unverified_email')).toBeDefined();
   }, 60_000);
 
-  it('shows the page with the hook message and issues no code when token_minted blocks', async () => {
+  it('shows the page with the hook message, issues no code and stores nobody when token_minted blocks', async () => {
     f.op.state.decision = verified('hal');
     f.s.hook.answer = () => {
       throw new ServiceError(403, 'HOOK_BLOCKED', 'hal may not use this application');
@@ -357,10 +357,22 @@ describe('the provider round trip in the hosted login', () => {
       await expectStatus(res, 400);
       expect(res.headers.get('location')).toBeNull();
       expect(messageOf(html)).toBe('hal may not use this application');
-      expect((await failedWith('token_blocked'))?.authenticated_methods).toEqual(['oidc']);
+      // hal's first sign-in: the person was never stored, so the failure names nobody.
+      const failed = await failedWith('token_blocked');
+      expect(failed).toBeDefined();
+      expect(failed).not.toHaveProperty('person_id');
+      expect(failed).not.toHaveProperty('authenticated_methods');
+      const named = (e: ServiceEvent) => JSON.stringify(e).includes('hal@acme.example');
+      expect((await f.s.eventsNamed('PersonCreated_v1')).filter(named)).toEqual([]);
     } finally {
       f.s.hook.answer = () => undefined;
     }
+    // Allowed the next time, hal is stored then, and signs in.
+    const { res } = await f.signIn(await f.begin());
+    await expectStatus(res, 303);
+    expect(
+      await eventWhere('PersonCreated_v1', (e) => JSON.stringify(e).includes('hal@acme.example')),
+    ).toBeDefined();
   }, 60_000);
 
   it('refuses to finish the sign-in in another browser than the one that started it', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { ServiceError } from '../../../core/errors.ts';
 import type { ServiceEvent } from '../../../core/events/types.ts';
 import { oidcProvider, sso, ssoSignIn } from '../../../plugins/sso/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -203,6 +204,80 @@ describe('SSO sign-in through the generic OIDC provider', () => {
       region: 'us-iowa',
       authenticated_methods: ['oidc'],
     });
+  });
+
+  it('stores nobody for a first sign-in the token_minted hook blocks, and the person once it allows', async () => {
+    const erin = { sub: 'erin-at-acme', email: 'erin@acme.example', email_verified: true };
+    const namesErin = (e: ServiceEvent) => JSON.stringify(e).includes('erin@acme.example');
+    t.hook.answer = () => {
+      throw new ServiceError(403, 'HOOK_BLOCKED', 'erin may not sign up');
+    };
+    try {
+      const { fragment } = await signIn(erin);
+      expect(fragment.get('error')).toBe('access_denied');
+      expect(fragment.get('person_id')).toBeNull();
+    } finally {
+      t.hook.answer = () => undefined;
+    }
+    // The hook saw the person the sign-up would have made; it was never stored, so the failure names nobody.
+    const refused = t.drafts.at(-1)!.personId;
+    await expectStatus(await t.call('GET', `/persons/${refused}`), 404);
+    const failed = await failureFor('token_blocked');
+    expect(failed).not.toHaveProperty('person_id');
+    expect(failed).not.toHaveProperty('authenticated_methods');
+    expect(
+      t.events.filter((e) => e.event_metadata.event_name === 'PersonCreated_v1' && namesErin(e)),
+    ).toEqual([]);
+
+    const allowed = await signIn(erin);
+    const personId = allowed.fragment.get('person_id') ?? '';
+    expect(personId).not.toBe(refused);
+    await expectStatus(await t.call('GET', `/persons/${personId}`), 200);
+    expect(namesErin(await t.eventFor('PersonCreated_v1', personId))).toBe(true);
+  });
+
+  it('signs two first sign-ins of one person racing each other in as the one person stored', async () => {
+    const fay = { sub: 'fay-at-acme', email: 'fay@acme.example', email_verified: true };
+    // Both reach the hook before either stores its person: each holds a prospective person of its own.
+    let arrived = 0;
+    let bothThere!: () => void;
+    const barrier = new Promise<void>((r) => {
+      bothThere = r;
+    });
+    t.hook.answer = async () => {
+      if (++arrived === 2) bothThere();
+      if (arrived <= 2) await barrier;
+      return undefined;
+    };
+    try {
+      setDecision(fay);
+      const backs = [];
+      for (const state of ['fay-1', 'fay-2']) {
+        const started = await start({ state });
+        await expectStatus(started, 302);
+        backs.push(await browseTo(started.headers.get('location') ?? '', CALLBACK));
+      }
+      const answers = await Promise.all(
+        backs.map((back) => t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null })),
+      );
+      const fragments = answers.map(
+        (res) => new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1)),
+      );
+      for (const f of fragments) expect(f.get('error_description')).toBeNull();
+      const [one, two] = fragments.map((f) => f.get('person_id'));
+      expect(one).toBeTruthy();
+      expect(two).toBe(one);
+      // The one that lost the race asked the hook again, for the person stored.
+      expect(arrived).toBe(3);
+      const created = t.events.filter(
+        (e) =>
+          e.event_metadata.event_name === 'PersonCreated_v1' &&
+          JSON.stringify(e).includes('fay@acme.example'),
+      );
+      expect(created.map((e) => e.person_id)).toEqual([one]);
+    } finally {
+      t.hook.answer = () => undefined;
+    }
   });
 
   it('refuses a redirect_uri the organization does not list, and an http one off loopback', async () => {
