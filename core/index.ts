@@ -38,8 +38,11 @@ export {
 // Capabilities and hook points shared by the built-in plugins.
 export {
   type AnalyticsContext,
+  eventHandle,
+  HANDLE_TYPES,
   type HandleType,
   type HeldHandle,
+  isHandleType,
   type PersonDirectory,
   type PersonHandle,
   type PersonRecord,

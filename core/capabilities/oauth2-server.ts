@@ -1,7 +1,7 @@
 import { defineCapability } from '../contract/capabilities.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
-import type { AnalyticsContext } from './person-directory.ts';
+import { type AnalyticsContext, HANDLE_TYPES, type HandleType } from './person-directory.ts';
 
 /** The grant types of the token endpoint (RFC 6749 §4; the registry may hold more, e.g. a device grant). */
 export type OAuthGrantType = 'client_credentials' | 'authorization_code' | 'refresh_token' | (string & {});
@@ -26,9 +26,9 @@ export interface OAuthClient {
   ui?: OAuthClientUiConfiguration;
 }
 
-/** The handle types a hosted login may accept. */
-export const HOSTED_HANDLE_TYPES = ['email_address', 'phone_number', 'username'] as const;
-export type HostedHandleType = (typeof HOSTED_HANDLE_TYPES)[number];
+/** The handle types a hosted login may accept: every one. */
+export const HOSTED_HANDLE_TYPES = HANDLE_TYPES;
+export type HostedHandleType = HandleType;
 
 /**
  * A client's hosted-UI configuration as stored, validated when written (the reference's

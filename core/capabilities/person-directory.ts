@@ -1,8 +1,28 @@
 import { defineCapability } from '../contract/capabilities.ts';
+import { PersonHandleType } from '../events/shared-types.ts';
 import type { Transaction } from '../ports/storage.ts';
 
-/** A handle's type as the API writes it (the persons reference); events carry PersonHandleType numbers. */
-export type HandleType = 'email_address' | 'phone_number' | 'username';
+/** Every handle type, as the API writes them (the persons reference). */
+export const HANDLE_TYPES = ['email_address', 'phone_number', 'username'] as const;
+
+/** A handle's type as the API writes it; events carry PersonHandleType numbers (eventHandle). */
+export type HandleType = (typeof HANDLE_TYPES)[number];
+
+export const isHandleType = (type: string): type is HandleType =>
+  (HANDLE_TYPES as readonly string[]).includes(type);
+
+/** PersonHandleType numbers of the events (the spec: PhoneNumber 1, EmailAddress 2, Username 3). */
+const EVENT_HANDLE_TYPE: Record<HandleType, 1 | 2 | 3> = {
+  phone_number: PersonHandleType.PhoneNumber,
+  email_address: PersonHandleType.EmailAddress,
+  username: PersonHandleType.Username,
+};
+
+/** A handle as events carry it: its type as the PersonHandleType number. */
+export const eventHandle = (h: PersonHandle): { type: 1 | 2 | 3; value: string } => ({
+  type: EVENT_HANDLE_TYPE[h.type],
+  value: h.value,
+});
 
 /** A way to reach or name a person: a normalised email address, an E.164 phone number or a username. */
 export interface PersonHandle {

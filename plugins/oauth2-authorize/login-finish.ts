@@ -1,12 +1,13 @@
 import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import type {
-  PersonDirectory,
-  PersonRecord,
-  ProspectivePerson,
+import {
+  eventHandle,
+  isHandleType,
+  type PersonDirectory,
+  type PersonRecord,
+  type ProspectivePerson,
 } from '../../core/capabilities/person-directory.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
-import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
@@ -38,16 +39,9 @@ export interface LoginFinishDeps {
   answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
 }
 
-/** The handle as events carry it: its PersonHandleType number. */
-const eventHandle = (h: { type: string; value: string }) => ({
-  type:
-    h.type === 'email_address'
-      ? PersonHandleType.EmailAddress
-      : h.type === 'phone_number'
-        ? PersonHandleType.PhoneNumber
-        : PersonHandleType.Username,
-  value: h.value,
-});
+/** A password sign-in's handle as events carry it (a TokenAuthentication's type is any string). */
+const handleMember = (h: { type: string; value: string }) =>
+  isHandleType(h.type) ? { handle: eventHandle({ type: h.type, value: h.value }) } : {};
 
 /**
  * The end of a login once someone signed in, by password or SSO: the ID token (the token_minted hook
@@ -107,7 +101,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         failed_authn_method: who.method,
         failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
         failure_detail: message,
-        ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+        ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
       });
       // Two first sign-ins of one person raced and the other stored the person: this one signs in again.
       const raced = who.prospective && error instanceof ServiceError && error.status === 409;
@@ -136,7 +130,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
           success_authn_method: who.method,
           authenticated_methods: [who.method],
           // A handle names what the person typed; an SSO sign-in typed none.
-          ...(who.method === 'password' ? { handle: eventHandle(who.authentication.handle) } : {}),
+          ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
         }),
       codes.issue(code, {
         orgId: login.orgId,

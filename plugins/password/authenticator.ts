@@ -1,5 +1,9 @@
 import type { PasswordAuthenticator, PasswordCheck } from '../../core/capabilities/password-authenticator.ts';
-import type { AnalyticsContext, PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import {
+  type AnalyticsContext,
+  isHandleType,
+  type PersonDirectory,
+} from '../../core/capabilities/person-directory.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import type { createSignIn } from './sign-in.ts';
@@ -18,9 +22,6 @@ const contextOf = (request: AnalyticsContext): RequestContext => ({
     service_sdk_version: '',
   },
 });
-
-/** The handle types an event's PersonHandle can name. */
-const HANDLE_TYPES: ReadonlySet<string> = new Set(['email_address', 'phone_number', 'username']);
 
 /**
  * The passwordAuthenticator capability: the password check of POST /authenticate/password (limits,
@@ -42,8 +43,7 @@ export function createPasswordAuthenticator(deps: {
         // A handle no person can have (`bob@` as an email address): the same answer as an unknown one,
         // after the same limits and hash, and reported as one (AuthenticationFailed_v1), not dropped.
         const value = input.handle.value.trim();
-        if (!value || !HANDLE_TYPES.has(input.handle.type))
-          return { ok: false, reason: 'invalid_credentials' };
+        if (!value || !isHandleType(input.handle.type)) return { ok: false, reason: 'invalid_credentials' };
         handle = { type: input.handle.type, value };
         malformed = error.message;
       }

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { eventHandle, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
@@ -14,7 +14,7 @@ import type { Hasher } from './hashing.ts';
 import { checkImportedHash, checkNewPassword } from './policy.ts';
 import type { ResetTokens } from './reset/tokens.ts';
 import { AnonymousResult, AuthenticateBody, PersonParams, SetPasswordBody, SignInResult } from './schema.ts';
-import { type createSignIn, eventHandle } from './sign-in.ts';
+import type { createSignIn } from './sign-in.ts';
 
 export interface PasswordRouteDeps {
   directory: PersonDirectory;

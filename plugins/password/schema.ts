@@ -1,5 +1,6 @@
 import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
+import { HANDLE_TYPES } from '../../core/capabilities/person-directory.ts';
 
 /**
  * One row per person with a password: its hash (argon2id, or an imported bcrypt or argon2id hash until
@@ -50,10 +51,7 @@ export const passwordResetSettings = pgTable('password_reset_settings', {
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
 });
 
-const handleType = v.picklist(
-  ['email_address', 'phone_number', 'username'],
-  'must be email_address, phone_number or username',
-);
+const handleType = v.picklist(HANDLE_TYPES, `must be one of ${HANDLE_TYPES.join(', ')}`);
 
 export const SetPasswordBody = v.object({
   password: v.optional(v.string('must be a string')),

@@ -1,11 +1,11 @@
-import type {
-  PersonDirectory,
-  PersonHandle,
-  PersonRecord,
+import {
+  eventHandle,
+  type PersonDirectory,
+  type PersonHandle,
+  type PersonRecord,
 } from '../../core/capabilities/person-directory.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
-import { PersonHandleType } from '../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import type { Logger } from '../../core/log.ts';
@@ -50,16 +50,6 @@ export type Verified =
   | { ok: true; person: PersonRecord; authentication: TokenAuthentication }
   | { ok: false; reason: 'invalid_credentials' }
   | { ok: false; reason: 'rate_limited'; retryAfter: number; what: string };
-
-/** The handle as events carry it: its PersonHandleType number. */
-export const eventHandle = (h: PersonHandle) => ({
-  type: {
-    email_address: PersonHandleType.EmailAddress,
-    phone_number: PersonHandleType.PhoneNumber,
-    username: PersonHandleType.Username,
-  }[h.type],
-  value: h.value,
-});
 
 const tooMany = (retryAfterSeconds: number, what: string) =>
   PasswordErrors.TOO_MANY_ATTEMPTS.with({ headers: { 'retry-after': String(retryAfterSeconds) } })(

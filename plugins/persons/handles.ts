@@ -1,18 +1,11 @@
-import type { HandleType, PersonHandle } from '../../core/capabilities/person-directory.ts';
+import {
+  HANDLE_TYPES,
+  type HandleType,
+  type PersonHandle,
+} from '../../core/capabilities/person-directory.ts';
 import { PersonErrors } from './errors.ts';
 
-export const HANDLE_TYPES = [
-  'email_address',
-  'phone_number',
-  'username',
-] as const satisfies readonly HandleType[];
-
-/** PersonHandleType numbers of the events (the spec: PhoneNumber 1, EmailAddress 2, Username 3). */
-export const HANDLE_TYPE_NUMBER: Record<HandleType, 1 | 2 | 3> = {
-  phone_number: 1,
-  email_address: 2,
-  username: 3,
-};
+export { HANDLE_TYPES };
 
 // Local part: RFC 5322 dot-atoms (letters, digits and !#$%&'*+/=?^_`{|}~-, dots between them).
 const LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;

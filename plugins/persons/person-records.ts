@@ -1,14 +1,17 @@
 import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
-import type { HeldHandle, PersonHandle, PersonRecord } from '../../core/capabilities/person-directory.ts';
+import {
+  eventHandle,
+  type HeldHandle,
+  type PersonHandle,
+  type PersonRecord,
+} from '../../core/capabilities/person-directory.ts';
 import type { Database } from '../../core/ports/storage.ts';
 import { PersonErrors } from './errors.ts';
-import { HANDLE_TYPE_NUMBER } from './handles.ts';
 import { groupMemberships, personHandles, persons } from './schema.ts';
 
 export type PersonRow = typeof persons.$inferSelect;
 
-export const eventHandles = (handles: PersonHandle[]) =>
-  handles.map((h) => ({ type: HANDLE_TYPE_NUMBER[h.type], value: h.value }));
+export const eventHandles = (handles: PersonHandle[]) => handles.map(eventHandle);
 
 /** The rows as PersonRecords, with their handles and groups, in the rows' order. */
 export async function recordsOf(

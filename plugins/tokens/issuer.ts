@@ -1,7 +1,6 @@
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { eventHandle, isHandleType, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-issuer.ts';
 import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
-import { PersonHandleType } from '../../core/events/shared-types.ts';
 import { uuidv7 } from '../../core/ids.ts';
 import type { CounterSeries } from '../../core/metrics/types.ts';
 import type { PluginContext } from '../../core/plugin.ts';
@@ -23,12 +22,6 @@ export interface IssuerDeps {
   lifetimeSeconds: number;
 }
 
-const HANDLE_TYPES: Record<string, number> = {
-  email_address: PersonHandleType.EmailAddress,
-  phone_number: PersonHandleType.PhoneNumber,
-  username: PersonHandleType.Username,
-};
-
 // The spec's AuthenticationDetails carries a handle "only for factor methods that allow it", and its
 // AuthenticationSucceeded_v1 has none "for SSO authentications": the provider, not a handle the person
 // typed, authenticated them. The token_minted hook's content keeps the address the provider gave.
@@ -36,12 +29,12 @@ const SSO_METHODS: ReadonlySet<string> = new Set(['oidc', 'saml']);
 
 /** An authentication as events carry it: the handle's type as its PersonHandleType number. */
 function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
-  const type = HANDLE_TYPES[a.handle.type];
+  const { type, value } = a.handle;
   return {
     timestamp: a.timestamp,
     method: a.method,
-    ...(type !== undefined && a.handle.value && !SSO_METHODS.has(a.method)
-      ? { handle: { type: type as 1 | 2 | 3, value: a.handle.value } }
+    ...(isHandleType(type) && value && !SSO_METHODS.has(a.method)
+      ? { handle: eventHandle({ type, value }) }
       : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import { eventHandle, type PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { Hooks } from '../../../core/contract/hooks.ts';
 import { PasswordChangeInitiator } from '../../../core/events/shared-types.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
@@ -9,7 +9,6 @@ import type { CredentialStore } from '../credentials.ts';
 import { PasswordErrors } from '../errors.ts';
 import type { Hasher } from '../hashing.ts';
 import { checkNewPassword } from '../policy.ts';
-import { eventHandle } from '../sign-in.ts';
 import type { OpenReset, ResetTokens, TokenRefusal } from './tokens.ts';
 
 /** What a refused token's 400 says. */
