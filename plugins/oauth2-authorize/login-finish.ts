@@ -87,9 +87,16 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
     } catch (error) {
       const blocked = error instanceof ServiceError && error.status === 403;
-      // A first sign-in refused names nobody: its person was never stored.
-      const person = who.prospective ? undefined : await personRead;
-      const message = error instanceof Error ? error.message : 'the token could not be issued';
+      // A first sign-in refused names nobody if its person was never stored (the hook blocked it); one
+      // stored before a later step failed is named.
+      const person = who.prospective ? await deps.directory.get(login.orgId, who.personId) : await personRead;
+      // Two first sign-ins of one person raced and the other stored the person: this one signs in again.
+      const raced = who.prospective && error instanceof ServiceError && error.status === 409;
+      const message = raced
+        ? 'Another sign-in has just registered you. Sign in again.'
+        : error instanceof Error
+          ? error.message
+          : 'the token could not be issued';
       // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".
       await deps.events.publish(login.orgId, 'AuthenticationFailed_v1', {
         analytics_metadata: analyticsMetadata(rc.analytics),
@@ -103,8 +110,6 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         failure_detail: message,
         ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
       });
-      // Two first sign-ins of one person raced and the other stored the person: this one signs in again.
-      const raced = who.prospective && error instanceof ServiceError && error.status === 409;
       if (!blocked && !raced) throw error;
       return { ok: false, message };
     }

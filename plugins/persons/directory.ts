@@ -79,11 +79,11 @@ export function createDirectory(deps: {
     normaliseHandle: (handle) => normaliseHandle(handle),
     prospectAnonymous: (orgId, { region, analytics }) =>
       prospect(orgId, anonymous(regionOf(region)), analytics),
-    createAnonymous: (orgId, { region, analytics }) =>
+    createAnonymous: async (orgId, { region, analytics }) =>
       prospect(orgId, anonymous(regionOf(region)), analytics).create(),
     prospectWithHandles: (orgId, { handles, region, analytics }) =>
       prospect(orgId, withHandles(regionOf(region), handles), analytics),
-    createWithHandles: (orgId, { handles, region, analytics }) =>
+    createWithHandles: async (orgId, { handles, region, analytics }) =>
       prospect(orgId, withHandles(regionOf(region), handles), analytics).create(),
     markVerified: (orgId, personId, handle, { tx }) =>
       markVerified(tx.db, orgId, personId, normaliseHandle(handle)),

@@ -11,7 +11,7 @@ import { DATABASE_URL } from './support.ts';
  * replays the dead connection's error onto the first query of the new one.
  */
 
-type Sabotage = 'reset' | 'terminate';
+type Sabotage = 'reset' | 'terminate' | 'reset-marked';
 
 /** The ErrorResponse Postgres sends a backend it terminates (`pg_terminate_backend`, a fast shutdown). */
 function adminShutdown(): Buffer {
@@ -25,7 +25,8 @@ function adminShutdown(): Buffer {
 
 /**
  * A loopback proxy to the real Postgres that ends the first connection as the driver's array-types query
- * passes (by a reset, or by Postgres's own termination message and a close); later connections pass through.
+ * passes (by a reset, or by Postgres's own termination message and a close), or with `reset-marked` as a
+ * query naming `reset-me` passes; later connections pass through.
  */
 async function saboteur(how: Sabotage): Promise<{ url: string; sabotaged: () => number; close(): void }> {
   const target = new URL(DATABASE_URL);
@@ -37,10 +38,11 @@ async function saboteur(how: Sabotage): Promise<{ url: string; sabotaged: () => 
     sockets.add(upstream);
     const armed = sabotaged === 0;
     client.on('data', (chunk: Buffer) => {
-      if (armed && sabotaged === 0 && chunk.includes('pg_catalog.pg_type')) {
+      const trigger = how === 'reset-marked' ? 'reset-me' : 'pg_catalog.pg_type';
+      if (armed && sabotaged === 0 && chunk.includes(trigger)) {
         sabotaged++;
         upstream.destroy();
-        if (how === 'reset') client.resetAndDestroy();
+        if (how !== 'terminate') client.resetAndDestroy();
         else client.end(adminShutdown());
         return;
       }
@@ -105,4 +107,31 @@ describe('postgres.js when a connection dies while it starts', () => {
       expect(unhandled.map((e) => String(e))).toEqual([]);
     });
   }
+
+  it('settles every query handed to a connection between its reset and its close', async () => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', record);
+    const proxy = await saboteur('reset-marked');
+    const sql = postgres(proxy.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    cleanup = async () => {
+      await sql.end({ timeout: 1 });
+      proxy.close();
+    };
+    expect([...(await sql`select 1 as one`)]).toEqual([{ one: 1 }]);
+    // The reset fails the marked query at once; its handler runs before the socket's close, and hands
+    // the same connection two more queries: they must fail (or answer), never wait for ever.
+    const more = sql`select 'reset-me' as marked`.then(
+      () => 'answered',
+      () => Promise.allSettled([sql`select 4 as four`, sql`select 5 as five`]),
+    );
+    const outcome = await Promise.race([
+      more.then(() => 'settled'),
+      Bun.sleep(5000).then(() => 'still waiting after 5 s'),
+    ]);
+    expect(proxy.sabotaged()).toBe(1);
+    expect(outcome).toBe('settled');
+    expect([...(await sql`select 6 as six`)]).toEqual([{ six: 6 }]);
+    await Bun.sleep(50);
+    expect(unhandled.map((e) => String(e))).toEqual([]);
+  }, 20_000);
 });

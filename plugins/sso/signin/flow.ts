@@ -102,10 +102,6 @@ export function createSignInFlow(deps: FlowDeps) {
     try {
       const { profile, provider } = await authenticate(orgId, state, pending, params, bound);
       const who = await personFor(deps.directory, orgId, profile, rc);
-      if (!who.person.active)
-        throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', who.person, [
-          'oidc',
-        ]);
       return { ok: true, pending, ...who, profile, provider };
     } catch (e) {
       if (e instanceof SignInFailure) return failed(e);
@@ -144,7 +140,8 @@ export function createSignInFlow(deps: FlowDeps) {
     let issued: IssuedToken;
     try {
       issued = await issue().catch(async (e) => {
-        // Two first sign-ins of one person raced and the other stored the person: this one is for it.
+        // Another sign-in stored a person with this address first (a racing first sign-in, the API):
+        // this one is for that person, under the same checks (verified address, active) as any.
         if (!storedMeanwhile(e, who)) throw e;
         who = await personFor(deps.directory, orgId, profile, rc);
         if (who.prospective) throw e;
@@ -152,15 +149,19 @@ export function createSignInFlow(deps: FlowDeps) {
       });
     } catch (e) {
       const blocked = e instanceof ServiceError && e.status === 403;
-      // A first sign-in refused names nobody: its person was never stored.
-      const stored = who.prospective ? undefined : who.person;
-      const f = new SignInFailure(
-        blocked ? 'token_blocked' : 'token_not_issued',
-        blocked ? 'access_denied' : 'server_error',
-        e instanceof Error ? e.message : 'the token could not be issued',
-        stored,
-        stored && ['oidc'],
-      );
+      // A first sign-in refused names nobody if its person was never stored (the hook blocked it); one
+      // stored before a later step failed is named.
+      const stored = who.prospective ? await deps.directory.get(orgId, who.person.personId) : who.person;
+      const f =
+        e instanceof SignInFailure
+          ? e
+          : new SignInFailure(
+              blocked ? 'token_blocked' : 'token_not_issued',
+              blocked ? 'access_denied' : 'server_error',
+              e instanceof Error ? e.message : 'the token could not be issued',
+              stored,
+              stored && ['oidc'],
+            );
       await reportFailure(events, orgId, f, rc);
       return back(f);
     }

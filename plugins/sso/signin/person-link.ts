@@ -16,8 +16,8 @@ export interface SsoPerson {
 
 /**
  * The person an SSO sign-in is for: the one holding the provider's verified email address, verified
- * here too, or a new person with it, stored by the issuer once the token_minted hook allows the token
- * (a blocked first sign-in leaves nobody). Anything else is a SignInFailure.
+ * here too and active, or a new person with it, stored by the issuer once the token_minted hook allows
+ * the token (a blocked first sign-in leaves nobody). Anything else is a SignInFailure.
  */
 export async function personFor(
   directory: PersonDirectory,
@@ -47,7 +47,14 @@ export async function personFor(
     );
   };
   const found = await directory.findByHandle(orgId, handle);
-  if (found) return { person: linked(found) };
+  if (found) {
+    const person = linked(found);
+    if (!person.active)
+      throw new SignInFailure('person_disabled', 'access_denied', 'this person is disabled', person, [
+        'oidc',
+      ]);
+    return { person };
+  }
   const prospective = directory.prospectWithHandles(orgId, {
     handles: [{ ...handle, verified: true }],
     analytics: rc.analytics,

@@ -5,7 +5,7 @@ import type { ServiceEvent } from '../../../core/events/types.ts';
 import { oauth2AuthorizeLogins } from '../../../plugins/oauth2-authorize/schema.ts';
 import { digest } from '../../../plugins/oauth2-authorize/store/digest.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
-import { openLogin } from './fixture.ts';
+import { exchange, openLogin } from './fixture.ts';
 import { CREDENTIALS, opClient, type SsoLogin, startSsoLogin } from './sso-fixture.ts';
 
 /**
@@ -373,6 +373,22 @@ describe('the provider round trip in the hosted login', () => {
     expect(
       await eventWhere('PersonCreated_v1', (e) => JSON.stringify(e).includes('hal@acme.example')),
     ).toBeDefined();
+  }, 60_000);
+
+  it('stores the person of a first sign-in that asks no openid, and its code is exchanged', async () => {
+    f.op.state.decision = verified('ike');
+    const a = await f.begin({ scope: 'email read' });
+    const { res } = await f.signIn(a);
+    await expectStatus(res, 303);
+    const code = new URL(res.headers.get('location')!).searchParams.get('code');
+    expect(code).toBeTruthy();
+    // The hook decided (no ID token is signed), and the person it decided on is stored.
+    const personId = f.s.hook.seen.at(-1)!.personId;
+    await expectStatus(await f.s.call('GET', `/persons/${personId}`), 200);
+    const tokens = await exchange(f.s, f.client, code!, a.verifier, f.redirectUri);
+    await expectStatus(tokens, 200);
+    expect(tokens.json.id_token).toBeUndefined();
+    expect(tokens.json.access_token).toBeTruthy();
   }, 60_000);
 
   it('refuses to finish the sign-in in another browser than the one that started it', async () => {

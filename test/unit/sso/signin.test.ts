@@ -280,6 +280,48 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     }
   });
 
+  for (const stored of [
+    { as: 'disabled', handle: { verified: true }, person: { active: false }, reason: 'person_disabled' },
+    { as: 'unverified', handle: { verified: false }, person: {}, reason: 'unverified_handle' },
+  ])
+    it(`refuses a first sign-in whose address the API stored meanwhile for a person ${stored.as}`, async () => {
+      const email = `gil-${stored.as}@acme.example`;
+      const before = failures(stored.reason).length;
+      let madeId = '';
+      // While the hook decides, the organization stores a person with the address through the API.
+      t.hook.answer = async () => {
+        if (madeId) return undefined;
+        const made = await t.call('POST', '/persons', {
+          body: { handles: [{ type: 'email_address', value: email, ...stored.handle }], ...stored.person },
+        });
+        await expectStatus(made, 201);
+        madeId = made.json.result.person_id;
+        return undefined;
+      };
+      try {
+        const { fragment } = await signIn({ sub: `gil-${stored.as}`, email, email_verified: true });
+        expect(fragment.get('error')).toBe('access_denied');
+        expect(fragment.get('token')).toBeNull();
+      } finally {
+        t.hook.answer = () => undefined;
+      }
+      // Reported for what it is; a disabled person is named (the provider authenticated it), a person
+      // whose address is unverified is not (the sign-in is not linked to it).
+      const deadline = Date.now() + 5000;
+      while (failures(stored.reason).length === before && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(
+        failures(stored.reason)
+          .slice(before)
+          .map((e) => e.person_id),
+      ).toEqual([stored.as === 'disabled' ? madeId : undefined]);
+      expect(
+        t.events.some(
+          (e) => e.event_metadata.event_name === 'AuthenticationSucceeded_v1' && e.person_id === madeId,
+        ),
+      ).toBe(false);
+    });
+
   it('refuses a redirect_uri the organization does not list, and an http one off loopback', async () => {
     await expectStatus(await start({ redirectUri: 'https://app.example/other' }), 400);
     const put = await t.call('PUT', '/organizations/sso/redirect-uris', {

@@ -456,6 +456,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     remaining = 0
     incomings = null
     clearImmediate(nextWriteTimer)
+    // identity-service patch: the dead connection's unsent bytes go (their queries fail below), and the
+    // timer is forgotten as well as cleared: left set, write() never scheduled another, so the next
+    // connection's startup message was never sent (CONNECT_TIMEOUT), behind those stale bytes.
+    chunk = nextWriteTimer = null
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
     idleTimer.cancel()
@@ -474,7 +478,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       return reconnect()
     }
 
-    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    // identity-service patch: fail what is under way whether or not the close had an error. On Bun the
+    // 'error' of a reset comes a tick before the 'close', and a query handed to the connection in between
+    // (by a handler of the error) waited in `sent` for ever. A query failed already stays as it was.
+    ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
     query = results = errorResponse = null
     closedTime = performance.now()
     hadError && options.shared.retries++
