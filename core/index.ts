@@ -39,6 +39,7 @@ export {
 export {
   type AnalyticsContext,
   eventHandle,
+  eventHandleOf,
   HANDLE_TYPES,
   type HandleType,
   type HeldHandle,

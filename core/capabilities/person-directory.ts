@@ -24,6 +24,13 @@ export const eventHandle = (h: PersonHandle): { type: 1 | 2 | 3; value: string }
   value: h.value,
 });
 
+/**
+ * `eventHandle` of a handle whose type is any string (a TokenAuthentication's): undefined for a type no
+ * event can name, or an empty value.
+ */
+export const eventHandleOf = (h: { type: string; value: string }) =>
+  isHandleType(h.type) && h.value ? eventHandle({ type: h.type, value: h.value }) : undefined;
+
 /** A way to reach or name a person: a normalised email address, an E.164 phone number or a username. */
 export interface PersonHandle {
   type: HandleType;

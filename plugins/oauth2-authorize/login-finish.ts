@@ -1,7 +1,6 @@
 import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import {
-  eventHandle,
-  isHandleType,
+  eventHandleOf,
   type PersonDirectory,
   type PersonRecord,
   type ProspectivePerson,
@@ -39,9 +38,11 @@ export interface LoginFinishDeps {
   answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
 }
 
-/** A password sign-in's handle as events carry it (a TokenAuthentication's type is any string). */
-const handleMember = (h: { type: string; value: string }) =>
-  isHandleType(h.type) ? { handle: eventHandle({ type: h.type, value: h.value }) } : {};
+/** A password sign-in's `handle` member of its events. */
+const handleMember = (h: { type: string; value: string }) => {
+  const handle = eventHandleOf(h);
+  return handle ? { handle } : {};
+};
 
 /**
  * The end of a login once someone signed in, by password or SSO: the ID token (the token_minted hook

@@ -5,8 +5,6 @@ import {
 } from '../../core/capabilities/person-directory.ts';
 import { PersonErrors } from './errors.ts';
 
-export { HANDLE_TYPES };
-
 // Local part: RFC 5322 dot-atoms (letters, digits and !#$%&'*+/=?^_`{|}~-, dots between them).
 const LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 // Domain: two or more labels of letters, digits and inner hyphens, the last not all digits.

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
+import { HANDLE_TYPES } from '../../core/capabilities/person-directory.ts';
 import { exactObject, parseOrThrow } from '../../core/http/validation.ts';
 import { isUuid } from '../../core/ids.ts';
 import { PersonErrors } from './errors.ts';
-import { HANDLE_TYPES, normaliseHandle } from './handles.ts';
+import { normaliseHandle } from './handles.ts';
 import type { NewPerson } from './store.ts';
 
 /** The regions a person's data may live in (the reference's list). */

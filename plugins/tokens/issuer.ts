@@ -1,4 +1,4 @@
-import { eventHandle, isHandleType, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { eventHandleOf, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-issuer.ts';
 import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
 import { uuidv7 } from '../../core/ids.ts';
@@ -29,14 +29,8 @@ const SSO_METHODS: ReadonlySet<string> = new Set(['oidc', 'saml']);
 
 /** An authentication as events carry it: the handle's type as its PersonHandleType number. */
 function authenticationDetails(a: TokenAuthentication): AuthenticationDetails {
-  const { type, value } = a.handle;
-  return {
-    timestamp: a.timestamp,
-    method: a.method,
-    ...(isHandleType(type) && value && !SSO_METHODS.has(a.method)
-      ? { handle: eventHandle({ type, value }) }
-      : {}),
-  };
+  const handle = SSO_METHODS.has(a.method) ? undefined : eventHandleOf(a.handle);
+  return { timestamp: a.timestamp, method: a.method, ...(handle ? { handle } : {}) };
 }
 
 /** Events need an address; a request of unknown origin (a test, an in-process call) gives the unspecified one. */

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { HANDLE_TYPES } from '../../../core/capabilities/person-directory.ts';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { ok } from '../../../core/http/envelope.ts';
 import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-page.ts';
@@ -8,7 +9,7 @@ import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { PersonErrors } from '../errors.ts';
-import { HANDLE_TYPES, normaliseHandle } from '../handles.ts';
+import { normaliseHandle } from '../handles.ts';
 import { personIdOf } from '../input.ts';
 import type { PersonStore } from '../store.ts';
 import { confirmPage, verificationRefusedPage, verifiedPage } from './page.ts';
