@@ -3,12 +3,13 @@ import type { Logger } from '../../core/log.ts';
 import { type Clock, realMs } from '../../core/ports/clock.ts';
 import type {
   ConsumeOptions,
+  Delivered,
   Handler,
   JsonValue,
   Outcome,
   Subscription,
 } from '../../core/ports/event-bus.ts';
-import type { Topology } from './streams.ts';
+import { ATTEMPTS_HEADER, type Topology } from './streams.ts';
 import { backoffMs, pause, Signal } from './timing.ts';
 
 interface ConsumerOptions<T> extends ConsumeOptions {
@@ -23,11 +24,32 @@ interface ConsumerOptions<T> extends ConsumeOptions {
   flush: () => Promise<void>;
 }
 
+/** A consumer of this process, which may also take messages its process committed (outbox-local.ts). */
+export interface LocalConsumer extends Subscription {
+  /** The lease its messages have, in real milliseconds. */
+  readonly leaseRealMs: number;
+  /**
+   * Takes a message that never went to JetStream, to run the handler on it in a slot of its own (first
+   * when one frees); `settled` gets the outcome (a throw is a retry after `errorRetryMs`). False: not
+   * taken, as the consumer is stopped or already has as many waiting as `4 × concurrency`. A taken
+   * message that waits for a slot for half a lease, or is waiting when the consumer stops, goes back
+   * through `declined`.
+   */
+  offer(msg: Delivered<JsonValue>, settled: (outcome: Outcome) => void, declined: () => void): boolean;
+}
+
+interface Waiting {
+  msg: Delivered<JsonValue>;
+  settled: (outcome: Outcome) => void;
+  declined: () => void;
+  since: number;
+}
+
 /**
  * One consumer loop on the topic's durable pull consumer. Handlers running plus messages asked for
  * never exceed `concurrency`, so no message waits in a local buffer while its ack wait runs out.
  */
-export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
+export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
   const concurrency = Math.max(1, o.concurrency ?? 32);
   const leaseMs = o.leaseMs ?? 30_000;
   const errorRetryMs = o.errorRetryMs ?? 1000;
@@ -80,6 +102,15 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
     }
   }
 
+  async function outcomeOf(msg: Delivered<T>): Promise<Outcome> {
+    try {
+      return await o.handler(msg);
+    } catch (err) {
+      log.error('handler failed; retrying', { err, msg_id: msg.id, attempt: msg.attempt });
+      return { kind: 'retry', delayMs: errorRetryMs };
+    }
+  }
+
   async function handle(m: JsMsg): Promise<void> {
     const id = m.headers?.get('Nats-Msg-Id') || `${m.info.stream}:${m.seq}`;
     let payload: JsonValue;
@@ -88,24 +119,56 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
     } catch (err) {
       return settle(m, id, { kind: 'drop', reason: `payload is not JSON: ${(err as Error).message}` });
     }
-    let outcome: Outcome;
-    try {
-      outcome = await o.handler({ id, topic: o.topic, payload: payload as T, attempt: m.info.deliveryCount });
-    } catch (err) {
-      log.error('handler failed; retrying', { err, msg_id: id, attempt: m.info.deliveryCount });
-      outcome = { kind: 'retry', delayMs: errorRetryMs };
-    }
-    settle(m, id, outcome);
+    // Attempts made in the committing process, before the message reached JetStream, count too.
+    const before = Number(m.headers?.get(ATTEMPTS_HEADER)) || 0;
+    const attempt = before + m.info.deliveryCount;
+    settle(m, id, await outcomeOf({ id, topic: o.topic, payload: payload as T, attempt }));
   }
 
   function run(m: JsMsg): void {
+    track(handle(m));
+  }
+
+  function track(work: Promise<void>): void {
     inflight++;
-    const p = handle(m).finally(() => {
+    const p = work.finally(() => {
       inflight--;
       handlers.delete(p);
+      startWaiting();
       changed.wake();
     });
     handlers.add(p);
+  }
+
+  // Messages of this process waiting for a slot: they go before any pull (see `free` in the loop).
+  const leaseRealMs = realMs(o.clock, leaseMs);
+  const waiting: Waiting[] = [];
+  let sweeper: ReturnType<typeof setTimeout> | undefined;
+
+  function runLocal(w: Waiting): void {
+    track(
+      outcomeOf(w.msg as Delivered<T>)
+        .then(w.settled)
+        .catch((err: unknown) => log.error('settling a message failed', { err, msg_id: w.msg.id })),
+    );
+  }
+
+  /** Starts waiting messages while slots are free; gives back those waiting half a lease already. */
+  function startWaiting(): void {
+    const stale = Date.now() - leaseRealMs / 2;
+    while (waiting.length > 0 && (waiting[0]!.since < stale || !running)) waiting.shift()!.declined();
+    while (waiting.length > 0 && inflight < concurrency) runLocal(waiting.shift()!);
+    if (waiting.length === 0 && sweeper) {
+      clearTimeout(sweeper);
+      sweeper = undefined;
+    } else if (waiting.length > 0 && !sweeper)
+      sweeper = setTimeout(
+        () => {
+          sweeper = undefined;
+          startWaiting();
+        },
+        Math.max(10, leaseRealMs / 8),
+      );
   }
 
   /** One pull request for `n` messages; its credits count as taken until they arrive or it ends. */
@@ -142,7 +205,7 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
         const consumer = await o.topology.consumer(o.topic, realMs(o.clock, leaseMs));
         failure = undefined;
         while (running && failure === undefined) {
-          const free = concurrency - inflight - outstanding;
+          const free = concurrency - inflight - outstanding - waiting.length;
           if (free >= refill || (free > 0 && outstanding === 0)) {
             const p = pull(consumer, free).finally(() => pulls.delete(p));
             pulls.add(p);
@@ -161,9 +224,22 @@ export function runConsumer<T>(o: ConsumerOptions<T>): Subscription {
   })();
 
   return {
+    leaseRealMs,
+    offer(msg, settled, declined) {
+      if (!running || waiting.length >= concurrency * 4) return false;
+      const w = { msg, settled, declined, since: Date.now() };
+      // Pull credits do not count: what the server holds for this consumer stays there meanwhile.
+      if (waiting.length === 0 && inflight < concurrency) runLocal(w);
+      else {
+        waiting.push(w);
+        startWaiting();
+      }
+      return true;
+    },
     async stop() {
       if (!running) return;
       running = false;
+      startWaiting();
       stopping.abort();
       for (const b of batches) void b.close();
       await loop;

@@ -8,7 +8,9 @@ import type { Storage } from '../../core/ports/storage.ts';
 import { openJetStream, redactServers } from './connection.ts';
 import { runConsumer } from './consumer.ts';
 import { migrations } from './migrations/index.ts';
+import { createOutboxDeletes } from './outbox-deletes.ts';
 import { createEagerPublisher } from './outbox-eager.ts';
+import { createLocalHandOff } from './outbox-local.ts';
 import { startOutboxRelay } from './outbox-relay.ts';
 import { insertOutbox, outboxStats } from './statements.ts';
 import { Topology } from './streams.ts';
@@ -29,8 +31,18 @@ export interface JetStreamOptions {
    * left behind by any process, by the relay. Off where other processes relay. @default true
    */
   relay?: boolean;
-  /** How old a row must be before the relay moves it rather than the process that committed it. @default 2000 */
+  /**
+   * How old a row this process writes must be (from its transaction's start) before a relay moves it
+   * rather than this process. @default 2000
+   */
   relayMinAgeMs?: number;
+  /**
+   * A message published inside a transaction to a topic this process also consumes is handled by that
+   * consumer straight after commit, its outbox row kept until the outcome is known, rather than sent
+   * through JetStream and pulled back (see outbox-local.ts). Off: every message goes through
+   * JetStream, shared by every replica's consumers. @default true
+   */
+  localHandOff?: boolean;
   /** How often the relay looks for rows committed elsewhere or left by a crashed replica. @default 500 */
   relayPollMs?: number;
   /** Outbox rows moved per relay transaction. @default 256 */
@@ -53,8 +65,8 @@ const encoder = new TextEncoder();
 /**
  * The EventBus on NATS JetStream, for many replicas: one work-queue stream and one shared durable pull
  * consumer per topic. A publish resolves once JetStream has stored the message; a publish inside a
- * Storage transaction goes through the `bus_outbox` table and a relay, so it commits or rolls back
- * with the transaction.
+ * Storage transaction goes through the `bus_outbox` table, so it commits or rolls back with the
+ * transaction, and is then handled by a consumer of this process or published to JetStream.
  *
  * @example
  * const bus = await createJetStreamBus({ servers: ['nats://127.0.0.1:4222'], streamPrefix: 'IDS', storage, clock, log });
@@ -94,10 +106,15 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
           log,
           pollMs: options.relayPollMs ?? 500,
           batchSize: options.relayBatchSize ?? 256,
-          minAgeMs: options.relayMinAgeMs ?? 2000,
           maxBackoffMs: options.relayMaxBackoffMs ?? 30_000,
         });
-  const eager = options.relay === false ? undefined : createEagerPublisher({ storage, topology, log });
+  const minAgeMs = Math.max(0, options.relayMinAgeMs ?? 2000);
+  const deletes = createOutboxDeletes(storage, log);
+  const eager = options.relay === false ? undefined : createEagerPublisher({ topology, deletes, log });
+  const local =
+    options.localHandOff === false
+      ? undefined
+      : createLocalHandOff({ storage, clock, deletes, log, spill: (rows) => eager?.publish(rows) });
   const subscriptions = new Set<Subscription>();
   const publishing = new Set<Promise<unknown>>();
   let closed = false;
@@ -127,14 +144,27 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
               `message ${r.msgId} is ${size} bytes, more than the ${max} the NATS server accepts`,
             );
         }
+        const lease = local?.holdMs(topic);
         const written = await insertOutbox(
           opts.tx.db,
-          rows.map((r) => ({ topic: r.topic, msg_id: r.msgId, payload: r.payload })),
+          rows.map((r) => ({
+            topic: r.topic,
+            msg_id: r.msgId,
+            payload: r.payload,
+            hold_ms: lease ?? minAgeMs,
+          })),
         );
-        if (eager) {
+        if (eager || lease !== undefined) {
           const byId = new Map(rows.map((r) => [r.msgId, r]));
-          const committed = written.map((w) => ({ ...byId.get(w.msg_id)!, seq: w.seq }));
-          opts.tx.afterCommit(() => eager.publish(committed));
+          const committed = written.map((w) => ({
+            ...byId.get(w.msg_id)!,
+            seq: w.seq,
+            held: lease !== undefined,
+          }));
+          opts.tx.afterCommit(() => {
+            const left = local ? local.take(committed) : committed;
+            eager?.publish(left);
+          });
         }
         return;
       }
@@ -165,9 +195,11 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
         fetchExpiresMs,
         flush: () => nc.flush(),
       });
+      const unhand = local?.add(topic, sub);
       subscriptions.add(sub);
       return {
         stop: async () => {
+          unhand?.();
           subscriptions.delete(sub);
           await sub.stop();
         },
@@ -208,6 +240,7 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
       subscriptions.clear();
       await relay?.stop();
       await eager?.close();
+      await local?.close();
       await Promise.allSettled(publishing);
       await nc.drain().catch(() => {});
     },

@@ -12,11 +12,6 @@ export interface RelayOptions {
   pollMs: number;
   /** Rows moved per transaction. */
   batchSize: number;
-  /**
-   * Rows younger than this are left to the process that committed them (its eager publisher): the
-   * relay moves what a process did not, after a crash or a failed publish.
-   */
-  minAgeMs: number;
   /** Longest wait between attempts while JetStream fails. */
   maxBackoffMs: number;
 }
@@ -36,7 +31,9 @@ function isMissingTable(err: unknown): boolean {
 
 /**
  * Moves committed `bus_outbox` rows to JetStream that the process which committed them did not (see
- * outbox-eager.ts): rows older than `minAgeMs`. Each batch is claimed with FOR UPDATE SKIP LOCKED, so
+ * outbox-eager.ts and outbox-local.ts): rows whose `due_at` has passed. A row is written due a moment
+ * after its transaction began (a consumer's lease when a consumer of that process may take it), and a
+ * retry postpones it by its delay. Each batch is claimed with FOR UPDATE SKIP LOCKED, so
  * the relays of every replica share the table without taking a row twice; rows are deleted in the
  * same transaction once JetStream has them. A relay that dies between publishing and deleting leaves
  * its rows to another, whose publish JetStream drops as a duplicate of the same Nats-Msg-Id.
@@ -49,10 +46,10 @@ export function startOutboxRelay(o: RelayOptions): OutboxRelay {
   /** One batch: returns how many rows were claimed; throws, after committing the moved ones, if some failed. */
   async function relayBatch(): Promise<number> {
     const { claimed, failure } = await o.storage.transaction(async (tx) => {
-      const rows = await claimOutbox(tx.db, o.batchSize, o.minAgeMs);
+      const rows = await claimOutbox(tx.db, o.batchSize);
       if (rows.length === 0) return { claimed: 0, failure: undefined };
       const results = await Promise.allSettled(
-        rows.map((r) => o.topology.publish(r.topic, r.msg_id, r.payload)),
+        rows.map((r) => o.topology.publish(r.topic, r.msg_id, r.payload, r.attempts)),
       );
       const moved = rows.filter((_, i) => results[i]!.status === 'fulfilled');
       if (moved.length > 0)

@@ -12,34 +12,47 @@ export interface OutboxRow {
   topic: string;
   msg_id: string;
   payload: JsonValue;
+  /** Attempts a consumer made of it before it came back to the outbox. */
+  attempts: number;
 }
 
 const insert = prepared<{ seq: number | string; msg_id: string }>(
-  'outbox_insert_returning',
-  `insert into bus_outbox (topic, msg_id, payload)
-  select r.topic, r.msg_id, r.payload
-  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb)
+  'outbox_insert_due',
+  `insert into bus_outbox (topic, msg_id, payload, due_at)
+  select r.topic, r.msg_id, r.payload, now() + r.hold_ms * interval '1 millisecond'
+  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb, hold_ms int)
   returning seq, msg_id`,
 );
 
-/** Writes messages to the outbox (inside the caller's transaction) and answers each row's seq and id. */
+/**
+ * Writes messages to the outbox (inside the caller's transaction) and answers each row's seq and id.
+ * `hold_ms` is how long the relay leaves the row to the committing process (from the transaction's
+ * start): a moment to publish it, or a consumer's lease to handle it itself.
+ */
 export const insertOutbox = (
   db: Database,
-  rows: ReadonlyArray<{ topic: string; msg_id: string; payload: JsonValue }>,
+  rows: ReadonlyArray<{ topic: string; msg_id: string; payload: JsonValue; hold_ms: number }>,
 ) => insert(db, JSON.stringify(rows));
 
 const claim = prepared<OutboxRow>(
-  'outbox_claim_aged',
-  `select seq, topic, msg_id, payload from bus_outbox
-  where created_at < now() - $2::int * interval '1 millisecond'
-  order by seq limit $1::int for update skip locked`,
+  'outbox_claim_due',
+  `select seq, topic, msg_id, payload, attempts from bus_outbox
+  where due_at < now()
+  order by due_at, seq limit $1::int for update skip locked`,
 );
 
-/**
- * Locks the oldest rows no other relay holds, until the transaction ends: rows written at least
- * `minAgeMs` ago (by their transaction's start), younger ones being the committing process's to move.
- */
-export const claimOutbox = (db: Database, limit: number, minAgeMs: number) => claim(db, limit, minAgeMs);
+/** Locks the rows longest due that no other relay holds, until the transaction ends. */
+export const claimOutbox = (db: Database, limit: number) => claim(db, limit);
+
+const postpone = prepared(
+  'outbox_postpone',
+  `update bus_outbox set due_at = now() + $2::int * interval '1 millisecond', attempts = attempts + 1
+  where seq = $1::bigint`,
+);
+
+/** Leaves a row handled once to the relay, which moves it to JetStream once `delayMs` have passed. */
+export const postponeOutbox = (db: Database, seq: number | string, delayMs: number) =>
+  postpone(db, seq, Math.min(2_147_483_647, Math.max(0, Math.round(delayMs))));
 
 const remove = prepared('outbox_delete', `delete from bus_outbox where seq = any($1::bigint[])`);
 

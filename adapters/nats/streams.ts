@@ -9,6 +9,7 @@ import {
   RetentionPolicy,
   StorageType,
 } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import { BusError, type JsonValue } from '../../core/ports/event-bus.ts';
 
 const NS_PER_MS = 1_000_000;
@@ -21,6 +22,12 @@ const STREAM_NOT_FOUND = 10059;
 const CONSUMER_NOT_FOUND = 10014;
 /** Publishes to a subject no stream answered on, before giving up (25, 50, 75 ms apart). */
 const NO_RESPONDERS_ATTEMPTS = 4;
+
+/**
+ * The header of a message that consumers of one process attempted before it reached JetStream (its
+ * outbox row's `attempts`): a consumer counts them into the attempt it hands its handler.
+ */
+export const ATTEMPTS_HEADER = 'Bus-Attempts';
 
 /** The durable pull consumer every replica shares on a topic's stream. */
 export const CONSUMER_NAME = 'workers';
@@ -102,14 +109,18 @@ export class Topology {
     this.streams.delete(topic);
   }
 
-  /** Publishes one message and resolves once JetStream has stored it (or dropped it as a duplicate). */
-  async publish(topic: string, id: string, payload: JsonValue): Promise<void> {
+  /**
+   * Publishes one message and resolves once JetStream has stored it (or dropped it as a duplicate).
+   * `attempts`: how many times a consumer handled it already (see ATTEMPTS_HEADER).
+   */
+  async publish(topic: string, id: string, payload: JsonValue, attempts = 0): Promise<void> {
     const subject = subjectOf(this.o.prefix, topic);
     const data = JSON.stringify(payload);
+    const options = { msgID: id, timeout: this.o.timeoutMs, ...attemptsHeader(attempts) };
     for (let attempt = 1; ; attempt++) {
       await this.stream(topic);
       try {
-        await this.o.js.publish(subject, data, { msgID: id, timeout: this.o.timeoutMs });
+        await this.o.js.publish(subject, data, options);
         return;
       } catch (err) {
         // No stream answered on the subject: one another replica made a moment ago may not listen yet
@@ -191,4 +202,11 @@ export class Topology {
     }
     return name;
   }
+}
+
+function attemptsHeader(attempts: number) {
+  if (attempts <= 0) return {};
+  const h = headers();
+  h.set(ATTEMPTS_HEADER, String(attempts));
+  return { headers: h };
 }
