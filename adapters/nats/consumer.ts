@@ -29,25 +29,40 @@ export interface LocalConsumer extends Subscription {
   /** The lease its messages have, in real milliseconds. */
   readonly leaseRealMs: number;
   /**
-   * Takes a message that never went to JetStream, to run the handler on it in a slot of its own (first
-   * when one frees); `settled` gets the outcome (a throw is a retry after `errorRetryMs`). False: not
-   * taken, as the consumer is stopped or already has as many waiting as `4 × concurrency`. A taken
-   * message that waits for a slot for half a lease, or is waiting when the consumer stops, goes back
-   * through `declined`.
+   * Takes a message that never went to JetStream, to run the handler on it in a slot (at once, or when
+   * one frees, but not from `startBy` on, a real-time instant); `settled` gets the outcome (a throw is
+   * a retry after `errorRetryMs`). False: not taken, as the consumer is stopped, `startBy` has passed
+   * or `4 × concurrency` wait already. A taken message still waiting at `startBy`, or when the consumer
+   * stops, goes back through `declined`.
    */
-  offer(msg: Delivered<JsonValue>, settled: (outcome: Outcome) => void, declined: () => void): boolean;
+  offer(
+    msg: Delivered<JsonValue>,
+    startBy: number,
+    settled: (outcome: Outcome) => void,
+    declined: () => void,
+  ): boolean;
 }
 
 interface Waiting {
   msg: Delivered<JsonValue>;
+  startBy: number;
   settled: (outcome: Outcome) => void;
   declined: () => void;
+}
+
+/** A pulled message that found no free slot, and since when it waits. */
+interface Pulled {
+  m: JsMsg;
   since: number;
 }
 
 /**
- * One consumer loop on the topic's durable pull consumer. Handlers running plus messages asked for
- * never exceed `concurrency`, so no message waits in a local buffer while its ack wait runs out.
+ * One consumer loop on the topic's durable pull consumer. At most `concurrency` handlers run. Handlers
+ * running plus messages asked for stay within `concurrency` too, except while messages of this
+ * process (`offer`) wait: then a quarter of it is still asked of JetStream, so that its messages are
+ * not starved. A pulled message that finds no free slot waits, first in line, and its ack wait begins
+ * again (`working`) when it starts, so that each handler has a whole lease; one that waited half its
+ * ack wait is handed back (`nak`) for any consumer to take, counted as delivered once more.
  */
 export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
   const concurrency = Math.max(1, o.concurrency ?? 32);
@@ -134,14 +149,16 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
     const p = work.finally(() => {
       inflight--;
       handlers.delete(p);
-      startWaiting();
+      dispatch();
       changed.wake();
     });
     handlers.add(p);
   }
 
-  // Messages of this process waiting for a slot: they go before any pull (see `free` in the loop).
   const leaseRealMs = realMs(o.clock, leaseMs);
+  /** Pulled messages that found every slot taken: they start first. */
+  const pulled: Pulled[] = [];
+  /** Messages of this process waiting for a slot (`offer`). */
   const waiting: Waiting[] = [];
   let sweeper: ReturnType<typeof setTimeout> | undefined;
 
@@ -153,22 +170,45 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
     );
   }
 
-  /** Starts waiting messages while slots are free; gives back those waiting half a lease already. */
-  function startWaiting(): void {
-    const stale = Date.now() - leaseRealMs / 2;
-    while (waiting.length > 0 && (waiting[0]!.since < stale || !running)) waiting.shift()!.declined();
+  // With the connection gone, the server redelivers the message once its ack wait ends.
+  function renew(m: JsMsg): void {
+    try {
+      m.working();
+    } catch {}
+  }
+  function handBack(m: JsMsg): void {
+    try {
+      m.nak();
+    } catch {}
+  }
+
+  /**
+   * Starts waiting messages while slots are free, pulled ones first; hands back pulled ones waiting
+   * half their ack wait, and gives back messages of this process past their `startBy`.
+   */
+  function dispatch(): void {
+    const now = Date.now();
+    while (
+      pulled.length > 0 &&
+      (inflight < concurrency || !running || pulled[0]!.since <= now - leaseRealMs / 2)
+    ) {
+      const { m, since } = pulled.shift()!;
+      if (running && inflight < concurrency) {
+        if (since < now) renew(m);
+        run(m);
+      } else handBack(m);
+    }
+    while (waiting.length > 0 && (waiting[0]!.startBy <= now || !running)) waiting.shift()!.declined();
     while (waiting.length > 0 && inflight < concurrency) runLocal(waiting.shift()!);
-    if (waiting.length === 0 && sweeper) {
-      clearTimeout(sweeper);
-      sweeper = undefined;
-    } else if (waiting.length > 0 && !sweeper)
-      sweeper = setTimeout(
-        () => {
-          sweeper = undefined;
-          startWaiting();
-        },
-        Math.max(10, leaseRealMs / 8),
-      );
+    // Those behind the first are due no sooner: each is checked again when it comes to the front.
+    if (sweeper) clearTimeout(sweeper);
+    sweeper = undefined;
+    if (waiting.length === 0 && pulled.length === 0) return;
+    const next = Math.min(
+      waiting[0]?.startBy ?? Number.POSITIVE_INFINITY,
+      (pulled[0]?.since ?? Number.POSITIVE_INFINITY) + leaseRealMs / 2,
+    );
+    sweeper = setTimeout(dispatch, Math.max(10, next - now));
   }
 
   /** One pull request for `n` messages; its credits count as taken until they arrive or it ends. */
@@ -184,8 +224,12 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
         received++;
         outstanding--;
         // Pulled after stop() began: hand it straight back rather than let it wait out its ack wait.
-        if (running) run(m);
-        else m.nak();
+        if (!running) handBack(m);
+        else if (inflight < concurrency && pulled.length === 0) run(m);
+        else {
+          pulled.push({ m, since: Date.now() });
+          dispatch();
+        }
       }
       failures = 0;
     } catch (err) {
@@ -205,9 +249,12 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
         const consumer = await o.topology.consumer(o.topic, realMs(o.clock, leaseMs));
         failure = undefined;
         while (running && failure === undefined) {
-          const free = concurrency - inflight - outstanding - waiting.length;
-          if (free >= refill || (free > 0 && outstanding === 0)) {
-            const p = pull(consumer, free).finally(() => pulls.delete(p));
+          const free = concurrency - inflight - outstanding - pulled.length - waiting.length;
+          // Messages of this process waiting: JetStream keeps a quarter of the slots in turn.
+          const share = waiting.length > 0 ? refill - outstanding - pulled.length : 0;
+          const n = Math.max(free, share);
+          if (n >= refill || (n > 0 && outstanding === 0)) {
+            const p = pull(consumer, n).finally(() => pulls.delete(p));
             pulls.add(p);
           } else await changed.wait(o.fetchExpiresMs, stopping.signal);
         }
@@ -225,21 +272,22 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
 
   return {
     leaseRealMs,
-    offer(msg, settled, declined) {
-      if (!running || waiting.length >= concurrency * 4) return false;
-      const w = { msg, settled, declined, since: Date.now() };
-      // Pull credits do not count: what the server holds for this consumer stays there meanwhile.
-      if (waiting.length === 0 && inflight < concurrency) runLocal(w);
+    offer(msg, startBy, settled, declined) {
+      if (!running || waiting.length >= concurrency * 4 || Date.now() >= startBy) return false;
+      const w = { msg, startBy, settled, declined };
+      // Pull credits do not count: what the server holds for this consumer waits its turn if it comes.
+      if (inflight < concurrency && waiting.length === 0 && pulled.length === 0) runLocal(w);
       else {
         waiting.push(w);
-        startWaiting();
+        dispatch();
+        changed.wake();
       }
       return true;
     },
     async stop() {
       if (!running) return;
       running = false;
-      startWaiting();
+      dispatch();
       stopping.abort();
       for (const b of batches) void b.close();
       await loop;

@@ -144,14 +144,16 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
               `message ${r.msgId} is ${size} bytes, more than the ${max} the NATS server accepts`,
             );
         }
-        const lease = local?.holdMs(topic);
+        // A consumer here may take them: held for it (outbox-local.ts), counted as attempted once.
+        const lease = local?.leaseMs(topic);
         const written = await insertOutbox(
           opts.tx.db,
           rows.map((r) => ({
             topic: r.topic,
             msg_id: r.msgId,
             payload: r.payload,
-            hold_ms: lease ?? minAgeMs,
+            hold_ms: lease === undefined ? minAgeMs : 2 * lease,
+            attempts: lease === undefined ? 0 : 1,
           })),
         );
         if (eager || lease !== undefined) {
@@ -159,7 +161,7 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
           const committed = written.map((w) => ({
             ...byId.get(w.msg_id)!,
             seq: w.seq,
-            held: lease !== undefined,
+            held: lease === undefined ? undefined : { leaseMs: lease, dueMs: Number(w.due_ms) },
           }));
           opts.tx.afterCommit(() => {
             const left = local ? local.take(committed) : committed;

@@ -9,8 +9,11 @@ export interface CommittedRow {
   topic: string;
   msgId: string;
   payload: JsonValue;
-  /** Written due a consumer's lease later, for a consumer of this process to take (outbox-local.ts). */
-  held: boolean;
+  /**
+   * For a row a consumer of this process may take (outbox-local.ts): the lease it was held for, and
+   * when it falls due (epoch milliseconds).
+   */
+  held?: { leaseMs: number; dueMs: number };
 }
 
 /** Publishes committed outbox rows at once; the relay is left what this could not move. */

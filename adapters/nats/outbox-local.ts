@@ -12,11 +12,11 @@ export interface LocalHandOff {
   /** Lets a consumer of this process take its topic's committed rows; the returned function stops it. */
   add(topic: string, consumer: LocalConsumer): () => void;
   /**
-   * How long the relay must leave a row of this topic written now to this process: the longest lease
-   * of the topic's consumers here, or undefined when there is none (the row goes to JetStream).
+   * The longest lease (real milliseconds) of the topic's consumers here, or undefined when there is
+   * none (the row goes to JetStream). A row is held for two: one to wait for a slot, one to handle it.
    */
-  holdMs(topic: string): number | undefined;
-  /** Hands committed rows written with a hold to a consumer of this process; answers those none took. */
+  leaseMs(topic: string): number | undefined;
+  /** Hands committed rows written held to a consumer of this process; answers those none took. */
   take(rows: readonly CommittedRow[]): CommittedRow[];
   /** Waits for the deletes and postponements under way (the consumers wait for their handlers). */
   close(): Promise<void>;
@@ -25,16 +25,18 @@ export interface LocalHandOff {
 /**
  * The shortest way for a message a transaction publishes to a topic this process also consumes: once
  * the transaction commits, one of its consumers here handles the message straight from memory, and its
- * outbox row stays the durable copy until the outcome is known. The row was written due a lease later,
- * so no relay moves it meanwhile; a process killed in between leaves it due, and the relay of any
- * replica then publishes it to JetStream, as for a message whose ack wait ran out.
+ * outbox row stays the durable copy until the outcome is known. The row was written due two leases
+ * after the transaction began (counted as attempted once), and a handler starts only while a whole
+ * lease is left, so no relay moves a row being handled; a process killed in between leaves it to fall
+ * due, and the relay of any replica then publishes it to JetStream (attempt 2), as JetStream redelivers
+ * a message whose ack wait ran out.
  *
  * - ack or drop: the row is deleted (with the other rows of that moment);
- * - retry after a delay: the row is postponed by the delay with its attempt counted, and the relay
- *   publishes it to JetStream when due, where any replica's consumer takes it (attempt 2 and on);
+ * - retry after a delay: the row is postponed by the delay, and the relay publishes it to JetStream
+ *   when due, where any replica's consumer takes it (attempt 2 and on);
  * - no consumer here, or a consumer with too many waiting already (4 × its concurrency): the row goes
- *   to JetStream at once (outbox-eager.ts), as does one that waited half a lease for a slot, or was
- *   waiting when its consumer stopped.
+ *   to JetStream at once (outbox-eager.ts), as does one still waiting for a slot when only a lease is
+ *   left, or when its consumer stops (or, where this process does not relay, it waits to fall due).
  *
  * Why: with one webhook, each delivery's message otherwise crosses NATS twice (publish, then pull and
  * ack) to come back to the process that wrote it.
@@ -80,7 +82,7 @@ export function createLocalHandOff(o: {
         if (set.size === 0 && consumers.get(topic) === set) consumers.delete(topic);
       };
     },
-    holdMs(topic) {
+    leaseMs(topic) {
       const set = consumers.get(topic);
       if (!set) return undefined;
       let longest = 0;
@@ -91,10 +93,12 @@ export function createLocalHandOff(o: {
       const left: CommittedRow[] = [];
       for (const row of rows) {
         const set = row.held ? consumers.get(row.topic) : undefined;
+        // A handler starts a whole lease before the row falls due, less a tenth for clocks apart.
+        const startBy = row.held ? row.held.dueMs - row.held.leaseMs * 1.1 : 0;
         const msg = { id: row.msgId, topic: row.topic, payload: row.payload, attempt: 1 };
         const settled = (outcome: Outcome) => settle(row, outcome);
         const declined = () => o.spill([row]);
-        const taken = set && [...set].some((c) => c.offer(msg, settled, declined));
+        const taken = set && [...set].some((c) => c.offer(msg, startBy, settled, declined));
         if (!taken) left.push(row);
       }
       return left;

@@ -16,22 +16,30 @@ export interface OutboxRow {
   attempts: number;
 }
 
-const insert = prepared<{ seq: number | string; msg_id: string }>(
+const insert = prepared<{ seq: number | string; msg_id: string; due_ms: number | string }>(
   'outbox_insert_due',
-  `insert into bus_outbox (topic, msg_id, payload, due_at)
-  select r.topic, r.msg_id, r.payload, now() + r.hold_ms * interval '1 millisecond'
-  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb, hold_ms int)
-  returning seq, msg_id`,
+  `insert into bus_outbox (topic, msg_id, payload, due_at, attempts)
+  select r.topic, r.msg_id, r.payload, now() + r.hold_ms * interval '1 millisecond', r.attempts
+  from jsonb_to_recordset($1::jsonb) as r(topic text, msg_id text, payload jsonb, hold_ms int, attempts int)
+  returning seq, msg_id, floor(extract(epoch from due_at) * 1000)::float8 as due_ms`,
 );
 
 /**
- * Writes messages to the outbox (inside the caller's transaction) and answers each row's seq and id.
- * `hold_ms` is how long the relay leaves the row to the committing process (from the transaction's
- * start): a moment to publish it, or a consumer's lease to handle it itself.
+ * Writes messages to the outbox (inside the caller's transaction) and answers each row's seq, id and
+ * when it falls due (epoch milliseconds on the database's clock). `hold_ms` is how long the relay
+ * leaves the row to the committing process (from the transaction's start): a moment to publish it,
+ * or long enough for a consumer here to handle it. `attempts`: what the relay tells consumers were made
+ * already, should it ever move the row (1 for a row a consumer here may take: it may die handling it).
  */
 export const insertOutbox = (
   db: Database,
-  rows: ReadonlyArray<{ topic: string; msg_id: string; payload: JsonValue; hold_ms: number }>,
+  rows: ReadonlyArray<{
+    topic: string;
+    msg_id: string;
+    payload: JsonValue;
+    hold_ms: number;
+    attempts: number;
+  }>,
 ) => insert(db, JSON.stringify(rows));
 
 const claim = prepared<OutboxRow>(
@@ -46,11 +54,13 @@ export const claimOutbox = (db: Database, limit: number) => claim(db, limit);
 
 const postpone = prepared(
   'outbox_postpone',
-  `update bus_outbox set due_at = now() + $2::int * interval '1 millisecond', attempts = attempts + 1
-  where seq = $1::bigint`,
+  `update bus_outbox set due_at = now() + $2::int * interval '1 millisecond' where seq = $1::bigint`,
 );
 
-/** Leaves a row handled once to the relay, which moves it to JetStream once `delayMs` have passed. */
+/**
+ * Leaves a row handled once to the relay, which moves it to JetStream once `delayMs` have passed (its
+ * `attempts` already counts that handling).
+ */
 export const postponeOutbox = (db: Database, seq: number | string, delayMs: number) =>
   postpone(db, seq, Math.min(2_147_483_647, Math.max(0, Math.round(delayMs))));
 

@@ -95,18 +95,22 @@ describe('JetStream bus: messages committed to a topic this process consumes', (
     await sub.stop();
     expect(await f.storedInJetStream('orders')).toBe(0);
 
-    // What a process killed -9 mid-handler leaves: its row, due when the consumer's lease ends.
+    // What a process killed -9 mid-handler leaves: its row, attempted once, due when its hold ends.
     await f.storage.query(
-      sql`insert into bus_outbox (topic, msg_id, payload, due_at)
-          values ('orders', 'held', '"H"', now() + interval '1500 milliseconds')`,
+      sql`insert into bus_outbox (topic, msg_id, payload, due_at, attempts)
+          values ('orders', 'held', '"H"', now() + interval '1500 milliseconds', 1)`,
     );
-    const { seen, sub: other } = f.collect(relaying, 'orders');
+    const seen: string[] = [];
+    const other = relaying.consume('orders', async (m: Delivered) => {
+      seen.push(`${m.id}#${m.attempt} ${JSON.stringify(m.payload)}`);
+      return ack();
+    });
     await new Promise((r) => setTimeout(r, 700));
     expect(seen).toEqual([]);
-    await waitFor(() => seen.length === 1, 10_000, 'the other replica to get it after the lease');
+    await waitFor(() => seen.length === 1, 10_000, 'the other replica to get it once due');
     expect(await f.drained()).toBe(0);
     await other.stop();
-    expect(seen).toEqual([{ id: 'held', payload: 'H' }]);
+    expect(seen).toEqual(['held#2 "H"']);
     expect(handled).toEqual(['slow']);
   });
 
@@ -138,7 +142,7 @@ describe('JetStream bus: messages committed to a topic this process consumes', (
     expect(handled.sort()).toEqual(ids);
   });
 
-  it('waiting for a slot go through JetStream after half a lease, or when the consumer stops', async () => {
+  it('waiting for a slot go through JetStream when only a lease is left, or when the consumer stops', async () => {
     const b = await f.bus();
     const busy = gate();
     const handled: Array<{ id: string; by: string; at: number }> = [];
@@ -157,12 +161,13 @@ describe('JetStream bus: messages committed to a topic this process consumes', (
       handled.push({ id: m.id, by: 'other', at: Date.now() - started });
       return ack();
     });
-    // 'first' holds the one slot; 'waited' gives up its place after 1.5 s, half its lease, and goes
-    // through JetStream, to whichever consumer pulls it.
+    // 'first' holds the one slot; 'waited' (held two leases, 6 s) gives up its place when only a lease
+    // and a tenth are left, after 2.7 s, and goes through JetStream to whichever consumer pulls it
+    // (should this one, it waits again, half its ack wait at most, and is handed back).
     await publishIn(b, ['first', 'waited']);
-    await waitFor(() => handled.length === 1, 5000, 'the message that waited half a lease');
+    await waitFor(() => handled.length === 1, 10_000, 'the message that waited');
     expect(handled[0]!.id).toBe('waited');
-    expect(handled[0]!.at).toBeGreaterThanOrEqual(1400);
+    expect(handled[0]!.at).toBeGreaterThanOrEqual(2600);
     // Waiting when the consumer stops: it goes to the other replica.
     await publishIn(b, ['queued']);
     const stopped = sub.stop();
@@ -177,5 +182,62 @@ describe('JetStream bus: messages committed to a topic this process consumes', (
       'queued other',
       `waited ${handled[0]!.by}`,
     ]);
+  });
+
+  it('never run more handlers than the concurrency, pulled messages waiting their turn first', async () => {
+    const b = await f.bus();
+    const busy = gate();
+    let running = 0;
+    let most = 0;
+    const order: string[] = [];
+    const sub = b.consume(
+      'orders',
+      async (m: Delivered) => {
+        most = Math.max(most, ++running);
+        await busy.opened;
+        order.push(m.id);
+        running--;
+        return ack();
+      },
+      { concurrency: 2 },
+    );
+    // The idle consumer has asked JetStream for two; two of these run here, one waits.
+    await publishIn(b, ['l1', 'l2', 'l3']);
+    // Straight to JetStream: they come on the open pull and wait for a slot too.
+    await b.publish('orders', [
+      { id: 'j1', payload: 1 },
+      { id: 'j2', payload: 2 },
+    ]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(running).toBe(2);
+    busy.open();
+    await waitFor(() => order.length >= 5, 10_000, 'all five');
+    expect(await f.drained()).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    await sub.stop();
+    expect(most).toBe(2);
+    expect(order.sort()).toEqual(['j1', 'j2', 'l1', 'l2', 'l3']);
+  });
+
+  it('hand back a pulled message that waited half its ack wait, handled once', async () => {
+    const b = await f.bus();
+    const seen: string[] = [];
+    const sub = b.consume(
+      'orders',
+      async (m: Delivered) => {
+        seen.push(`${m.id}#${m.attempt}`);
+        if (m.id === 'slow') await new Promise((r) => setTimeout(r, 1600));
+        return ack();
+      },
+      { concurrency: 1, leaseMs: 1000 },
+    );
+    // 'slow' runs here for 1.6 s, within its row's two leases; 'pulled' comes on the open pull, waits
+    // half its ack wait of 1 s, is handed back and comes again once the slot is free.
+    await publishIn(b, ['slow']);
+    await b.publish('orders', [{ id: 'pulled', payload: 1 }]);
+    await waitFor(() => seen.some((s) => s.startsWith('pulled')), 10_000, 'the pulled message');
+    await new Promise((r) => setTimeout(r, 1500));
+    await sub.stop();
+    expect(seen).toEqual(['slow#1', 'pulled#2']);
   });
 });
