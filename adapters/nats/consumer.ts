@@ -59,8 +59,8 @@ interface Pulled {
 /**
  * One consumer loop on the topic's durable pull consumer. At most `concurrency` handlers run. Handlers
  * running plus messages asked for stay within `concurrency` too, except while messages of this
- * process (`offer`) wait: then a quarter of it is still asked of JetStream, so that its messages are
- * not starved. A pulled message that finds no free slot waits, first in line, and its ack wait begins
+ * process (`offer`) wait: then JetStream's messages still get up to a quarter of the slots (handlers
+ * on them, messages asked for and waiting), so that they are not starved. A pulled message that finds no free slot waits, first in line, and its ack wait begins
  * again (`working`) when it starts, so that each handler has a whole lease; one that waited half its
  * ack wait is handed back (`nak`) for any consumer to take, counted as delivered once more.
  */
@@ -140,8 +140,12 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
     settle(m, id, await outcomeOf({ id, topic: o.topic, payload: payload as T, attempt }));
   }
 
+  /** Handlers running on messages pulled from JetStream (the rest are this process's own). */
+  let pulledInflight = 0;
+
   function run(m: JsMsg): void {
-    track(handle(m));
+    pulledInflight++;
+    track(handle(m).finally(() => pulledInflight--));
   }
 
   function track(work: Promise<void>): void {
@@ -184,10 +188,11 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
 
   /**
    * Starts waiting messages while slots are free, pulled ones first; hands back pulled ones waiting
-   * half their ack wait, and gives back messages of this process past their `startBy`.
+   * half their ack wait; gives back messages of this process that may no longer start (`startBy`).
    */
   function dispatch(): void {
     const now = Date.now();
+    let handedBack = false;
     while (
       pulled.length > 0 &&
       (inflight < concurrency || !running || pulled[0]!.since <= now - leaseRealMs / 2)
@@ -196,19 +201,48 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
       if (running && inflight < concurrency) {
         if (since < now) renew(m);
         run(m);
-      } else handBack(m);
+      } else {
+        handBack(m);
+        handedBack = true;
+      }
     }
-    while (waiting.length > 0 && (waiting[0]!.startBy <= now || !running)) waiting.shift()!.declined();
-    while (waiting.length > 0 && inflight < concurrency) runLocal(waiting.shift()!);
-    // Those behind the first are due no sooner: each is checked again when it comes to the front.
-    if (sweeper) clearTimeout(sweeper);
+    while (waiting.length > 0 && (inflight < concurrency || !running)) {
+      const w = waiting.shift()!;
+      if (running && w.startBy > now) runLocal(w);
+      else w.declined();
+    }
+    if (handedBack) changed.wake();
+    arm(now);
+  }
+
+  /** Keeps `sweep` due while messages wait: within an eighth of a lease (not reset by each dispatch). */
+  function arm(now: number): void {
+    if (waiting.length === 0 && pulled.length === 0) {
+      if (sweeper) clearTimeout(sweeper);
+      sweeper = undefined;
+    } else if (!sweeper) {
+      const next = Math.min(now + leaseRealMs / 8, (pulled[0]?.since ?? now) + leaseRealMs / 2);
+      sweeper = setTimeout(sweep, Math.max(10, next - now));
+    }
+  }
+
+  /**
+   * Gives back the waiting messages of this process that may no longer start (they wait in the order
+   * offered, and a transaction that began earlier may commit later: any of them may be first), then
+   * dispatches.
+   */
+  function sweep(): void {
     sweeper = undefined;
-    if (waiting.length === 0 && pulled.length === 0) return;
-    const next = Math.min(
-      waiting[0]?.startBy ?? Number.POSITIVE_INFINITY,
-      (pulled[0]?.since ?? Number.POSITIVE_INFINITY) + leaseRealMs / 2,
-    );
-    sweeper = setTimeout(dispatch, Math.max(10, next - now));
+    const now = Date.now();
+    if (waiting.some((w) => w.startBy <= now)) {
+      const keep: Waiting[] = [];
+      for (const w of waiting.splice(0)) {
+        if (w.startBy <= now) w.declined();
+        else keep.push(w);
+      }
+      waiting.push(...keep);
+    }
+    dispatch();
   }
 
   /** One pull request for `n` messages; its credits count as taken until they arrive or it ends. */
@@ -251,7 +285,7 @@ export function runConsumer<T>(o: ConsumerOptions<T>): LocalConsumer {
         while (running && failure === undefined) {
           const free = concurrency - inflight - outstanding - pulled.length - waiting.length;
           // Messages of this process waiting: JetStream keeps a quarter of the slots in turn.
-          const share = waiting.length > 0 ? refill - outstanding - pulled.length : 0;
+          const share = waiting.length > 0 ? refill - pulledInflight - outstanding - pulled.length : 0;
           const n = Math.max(free, share);
           if (n >= refill || (n > 0 && outstanding === 0)) {
             const p = pull(consumer, n).finally(() => pulls.delete(p));
