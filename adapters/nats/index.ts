@@ -144,24 +144,24 @@ export async function createJetStreamBus(options: JetStreamOptions): Promise<Eve
               `message ${r.msgId} is ${size} bytes, more than the ${max} the NATS server accepts`,
             );
         }
-        // A consumer here may take them: held for it (outbox-local.ts), counted as attempted once.
-        const lease = local?.leaseMs(topic);
+        // A consumer here may take them: held for it (outbox-local.ts).
+        const hold = local?.hold(topic);
         const written = await insertOutbox(
           opts.tx.db,
           rows.map((r) => ({
             topic: r.topic,
             msg_id: r.msgId,
             payload: r.payload,
-            hold_ms: lease === undefined ? minAgeMs : 2 * lease,
-            attempts: lease === undefined ? 0 : 1,
+            hold_ms: hold?.holdMs ?? minAgeMs,
+            attempts: hold?.attempts ?? 0,
           })),
         );
-        if (eager || lease !== undefined) {
+        if (eager || hold) {
           const byId = new Map(rows.map((r) => [r.msgId, r]));
           const committed = written.map((w) => ({
             ...byId.get(w.msg_id)!,
             seq: w.seq,
-            held: lease === undefined ? undefined : { leaseMs: lease, dueMs: Number(w.due_ms) },
+            held: hold && { leaseMs: hold.leaseMs, dueMs: Number(w.due_ms) },
           }));
           opts.tx.afterCommit(() => {
             const left = local ? local.take(committed) : committed;

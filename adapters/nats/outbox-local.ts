@@ -12,10 +12,12 @@ export interface LocalHandOff {
   /** Lets a consumer of this process take its topic's committed rows; the returned function stops it. */
   add(topic: string, consumer: LocalConsumer): () => void;
   /**
-   * The longest lease (real milliseconds) of the topic's consumers here, or undefined when there is
-   * none (the row goes to JetStream). A row is held for two: one to wait for a slot, one to handle it.
+   * How a row of this topic written now is held for a consumer here, or undefined when there is none
+   * (the row goes to JetStream): two of the longest lease (real milliseconds) of the topic's consumers
+   * here, one to wait for a slot and one to handle it, and counted as attempted once, should a relay
+   * move it after a crash.
    */
-  leaseMs(topic: string): number | undefined;
+  hold(topic: string): { leaseMs: number; holdMs: number; attempts: number } | undefined;
   /** Hands committed rows written held to a consumer of this process; answers those none took. */
   take(rows: readonly CommittedRow[]): CommittedRow[];
   /** Waits for the deletes and postponements under way (the consumers wait for their handlers). */
@@ -82,12 +84,12 @@ export function createLocalHandOff(o: {
         if (set.size === 0 && consumers.get(topic) === set) consumers.delete(topic);
       };
     },
-    leaseMs(topic) {
+    hold(topic) {
       const set = consumers.get(topic);
       if (!set) return undefined;
-      let longest = 0;
-      for (const c of set) longest = Math.max(longest, c.leaseRealMs);
-      return longest;
+      let leaseMs = 0;
+      for (const c of set) leaseMs = Math.max(leaseMs, c.leaseRealMs);
+      return { leaseMs, holdMs: 2 * leaseMs, attempts: 1 };
     },
     take(rows) {
       const left: CommittedRow[] = [];
