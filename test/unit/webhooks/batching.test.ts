@@ -114,6 +114,7 @@ describe('retention', () => {
 describe('attempt recorder', () => {
   it('records a batch of hundreds whole: each delivery moves on, a settled one stays settled', async () => {
     const { createAttemptRecorder } = await import('../../../plugins/webhooks/pipeline/attempts.ts');
+    type AttemptRecord = Parameters<ReturnType<typeof createAttemptRecorder>['record']>[0];
     const { uuidv7 } = await import('../../../core/ids.ts');
     const at = Date.now();
     const webhookId = crypto.randomUUID();
@@ -141,43 +142,56 @@ describe('attempt recorder', () => {
       outcome: ok ? ('succeeded' as const) : ('retry' as const),
       retryAt: ok ? null : at + 60_000,
     });
+    // ids[4] twice in one batch: a failed attempt, then one that succeeded. Both are logged.
+    const again: AttemptRecord = {
+      deliveryId: ids[4]!,
+      webhookId,
+      status: 'succeeded',
+      firstAttemptAt: at,
+      nextAttemptAt: null,
+      settledAt: at + 20,
+      lastError: null,
+      attempt: attempt(2, true, 202),
+    };
     await Promise.all(
-      ids.map((deliveryId, i) =>
-        recorder.record(
-          i === 299
-            ? // Settled without an attempt: its webhook was deleted.
-              {
-                deliveryId,
-                webhookId,
-                status: 'dropped',
-                firstAttemptAt: null,
-                nextAttemptAt: null,
-                settledAt: at,
-                lastError: 'the webhook was deleted',
-                attempt: null,
-              }
-            : i % 2 === 0
-              ? {
-                  deliveryId,
-                  webhookId,
-                  status: 'retrying',
-                  firstAttemptAt: at,
-                  nextAttemptAt: at + 60_000,
-                  settledAt: null,
-                  lastError: 'answered 500',
-                  attempt: attempt(i === 0 ? 2 : 1, false, 500),
-                }
-              : {
-                  deliveryId,
-                  webhookId,
-                  status: 'succeeded',
-                  firstAttemptAt: at,
-                  nextAttemptAt: null,
-                  settledAt: at + 10,
-                  lastError: null,
-                  attempt: attempt(1, true, 204),
-                },
-        ),
+      [...ids, ids[4]!].map((deliveryId, i) =>
+        i === ids.length
+          ? recorder.record(again)
+          : recorder.record(
+              i === 299
+                ? // Settled without an attempt: its webhook was deleted.
+                  {
+                    deliveryId,
+                    webhookId,
+                    status: 'dropped',
+                    firstAttemptAt: null,
+                    nextAttemptAt: null,
+                    settledAt: at,
+                    lastError: 'the webhook was deleted',
+                    attempt: null,
+                  }
+                : i % 2 === 0
+                  ? {
+                      deliveryId,
+                      webhookId,
+                      status: 'retrying',
+                      firstAttemptAt: at,
+                      nextAttemptAt: at + 60_000,
+                      settledAt: null,
+                      lastError: 'answered 500',
+                      attempt: attempt(i === 0 ? 2 : 1, false, 500),
+                    }
+                  : {
+                      deliveryId,
+                      webhookId,
+                      status: 'succeeded',
+                      firstAttemptAt: at,
+                      nextAttemptAt: null,
+                      settledAt: at + 10,
+                      lastError: null,
+                      attempt: attempt(1, true, 204),
+                    },
+            ),
       ),
     );
     const rows = await storage.query<{
@@ -202,10 +216,11 @@ describe('attempt recorder', () => {
     });
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
-    expect(Object.fromEntries(counts)).toEqual({ succeeded: 150, retrying: 149, dropped: 1 });
+    expect(byId.get(ids[4]!)).toMatchObject({ status: 'succeeded', attempts: 2, last_status_code: 202 });
+    expect(Object.fromEntries(counts)).toEqual({ succeeded: 151, retrying: 148, dropped: 1 });
     const [{ n } = { n: 0 }] = await storage.query<{ n: number }>(
       sql`select count(*)::int as n from webhook_attempts where webhook_id = ${webhookId}`,
     );
-    expect(n).toBe(299);
+    expect(n).toBe(300);
   });
 });
