@@ -85,17 +85,6 @@ export function createAccessTokens(deps: {
       return signed(await signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT }), claims);
     },
 
-    /**
-     * Signs at once when the token keys are at hand (see `Signer.signNow`), else by a promise: the
-     * client_credentials grant then answers without waiting for anything.
-     */
-    signSoon(request: AccessTokenRequest): SignedAccessToken | Promise<SignedAccessToken> {
-      const claims = claimsOf(request);
-      const token = signer.signNow?.(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT });
-      if (token !== undefined) return signed(token, claims);
-      return signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT }).then((t) => signed(t, claims));
-    },
-
     /** The claims of an active access token, or undefined (malformed, forged, expired, revoked, client gone). */
     async verify(token: string): Promise<AccessTokenClaims | undefined> {
       let kid: unknown;
