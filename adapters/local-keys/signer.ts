@@ -27,9 +27,9 @@ export interface LocalKeysOptions {
 
 interface OrgKeys {
   kid: string;
-  /** For `signNow`: node:crypto signs on the calling thread. */
+  /** node:crypto signs with it on the calling thread. */
   privateKey: KeyObject;
-  /** For `sign`: WebCrypto signs on a thread of the runtime's pool, not the event loop's. */
+  /** WebCrypto signs with it on a thread of the runtime's pool (`offThread`). */
   signingKey: CryptoKey;
   jwks: Jwks;
   verify: ReturnType<typeof createLocalJWKSet>;
@@ -51,12 +51,10 @@ export const signingKeysSealed: SealedColumn = {
  * ES256 keys per organization, stored in Storage with the private half sealed by the SecretBox.
  * Keys are created on first use under a per-organization advisory lock, so two replicas never make two.
  *
- * `sign` hands the signature to WebCrypto, which computes it on a thread of the runtime's pool: the
- * event loop's thread is free meanwhile (about 6 us of it per signature rather than 24 us, measured on
- * Bun), so a process signing many tokens uses a second core. `signNow` signs on the calling thread with
- * node:crypto, for a caller that must not wait (measured: the token endpoint's client_credentials grants
- * went from 15.3k to 20.7k a second with `sign`; webhook deliveries, whose thread also waits for
- * Postgres and NATS on the same cores, were the same either way).
+ * Signatures are computed on the calling thread by node:crypto, or with `offThread` by WebCrypto on a
+ * thread of the runtime's pool: about 6 us of the event loop's thread per signature rather than 24 us
+ * (measured on Bun). The token endpoint's client_credentials grants went from 15.3k to 21.3k a second
+ * with it; tokens minted on PGlite went from 5.2k to 4.5k (see SignOptions.offThread).
  */
 export function createLocalKeysSigner(options: LocalKeysOptions): Required<Signer> {
   const { storage, secrets, clock } = options;
@@ -159,7 +157,9 @@ export function createLocalKeysSigner(options: LocalKeysOptions): Required<Signe
   return {
     async sign(orgId, claims, opts) {
       const keys = cachedKeys(orgId) ?? (await keysFor(orgId));
-      const input = signingInput({ alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' }, claims);
+      const header = { alg: 'ES256', kid: keys.kid, typ: opts?.typ ?? 'JWT' };
+      if (!opts?.offThread) return signCompact(header, claims, keys.privateKey);
+      const input = signingInput(header, claims);
       const signature = await crypto.subtle.sign(
         { name: 'ECDSA', hash: 'SHA-256' },
         keys.signingKey,

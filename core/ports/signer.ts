@@ -35,6 +35,15 @@ export interface Jwks {
 export interface SignOptions {
   /** JOSE `typ` header. @default 'JWT' */
   typ?: string;
+  /**
+   * A hint: compute the signature off the event loop's thread where the adapter can (WebCrypto, on a
+   * thread of the runtime's pool). The thread is then free for other requests meanwhile, which suits a
+   * caller that does little else (the token endpoint's client_credentials grant); the answer comes a
+   * thread hop later, so concurrent callers that write next no longer arrive together and batch less
+   * (tokens minted on PGlite: 14 % fewer a second). An adapter that signs elsewhere anyway ignores it.
+   * @default false
+   */
+  offThread?: boolean;
 }
 
 /**

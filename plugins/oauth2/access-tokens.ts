@@ -80,9 +80,10 @@ export function createAccessTokens(deps: {
   });
 
   return {
-    async sign(request: AccessTokenRequest): Promise<SignedAccessToken> {
+    /** Signs the access token; `offThread` as in SignOptions (the client_credentials grant sets it). */
+    async sign(request: AccessTokenRequest, options?: { offThread?: boolean }): Promise<SignedAccessToken> {
       const claims = claimsOf(request);
-      return signed(await signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT }), claims);
+      return signed(await signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT, ...options }), claims);
     },
 
     /** The claims of an active access token, or undefined (malformed, forged, expired, revoked, client gone). */

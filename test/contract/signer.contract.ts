@@ -39,6 +39,18 @@ export function signerContract(name: string, makeHarness: () => Promise<SignerHa
       expect((await h.signer.verify(o, jwt)).sub).toBe('x');
     });
 
+    it('signs off the event loop thread when asked, with the same key and typ', async () => {
+      const o = org();
+      const jwt = await h.signer.sign(o, { sub: 'off', aud: o }, { typ: 'at+jwt', offThread: true });
+      const plain = await h.signer.sign(o, { sub: 'on', aud: o });
+      const header = decodeProtectedHeader(jwt);
+      expect(header).toMatchObject({ alg: 'ES256', typ: 'at+jwt', kid: decodeProtectedHeader(plain).kid });
+      const { payload } = await jwtVerify(jwt, createLocalJWKSet(await h.signer.jwks(o)), {
+        algorithms: ['ES256'],
+      });
+      expect(payload.sub).toBe('off');
+    });
+
     it('serves byte-identical key sets and ETags from the replica that made the key and one that loaded it', async () => {
       const o = org();
       const made = await h.signer.jwks(o);
