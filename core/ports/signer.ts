@@ -38,9 +38,10 @@ export interface SignOptions {
   /**
    * A hint: compute the signature off the event loop's thread where the adapter can (WebCrypto, on a
    * thread of the runtime's pool). The thread is then free for other requests meanwhile, which suits a
-   * caller that does little else (the token endpoint's client_credentials grant); the answer comes a
-   * thread hop later, so concurrent callers that write next no longer arrive together and batch less
-   * (tokens minted on PGlite: 14 % fewer a second). An adapter that signs elsewhere anyway ignores it.
+   * caller that does little else (the token endpoint's client_credentials grant, webhook deliveries);
+   * the answer comes a thread hop later, so concurrent callers that write next no longer arrive together
+   * and batch less (tokens minted on PGlite: 14 % fewer a second). An adapter that signs elsewhere
+   * anyway ignores it.
    * @default false
    */
   offThread?: boolean;
@@ -55,8 +56,8 @@ export interface Signer {
   sign(orgId: string, claims: JWTPayload, options?: SignOptions): Promise<string>;
   /**
    * Signs as `sign` does, at once, when the organization's current key is at hand (loaded and fresh);
-   * undefined when it is not, and then `sign` is the way. A hot path (the token endpoint) signs without
-   * waiting for a promise. An adapter that never holds keys locally (a KMS) leaves it out.
+   * undefined when it is not, and then `sign` is the way: for a caller that must not wait for a promise.
+   * An adapter that never holds keys locally (a KMS) leaves it out.
    */
   signNow?(orgId: string, claims: JWTPayload, options?: SignOptions): string | undefined;
   jwks(orgId: string): Promise<Jwks>;
