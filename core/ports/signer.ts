@@ -56,8 +56,8 @@ export interface Signer {
   sign(orgId: string, claims: JWTPayload, options?: SignOptions): Promise<string>;
   /**
    * Signs as `sign` does, at once, when the organization's current key is at hand (loaded and fresh);
-   * undefined when it is not, and then `sign` is the way: for a caller that must not wait for a promise.
-   * An adapter that never holds keys locally (a KMS) leaves it out.
+   * undefined when it is not, and then `sign` is the way: for a plugin that must not wait for a promise
+   * (the service's own callers use `sign`). An adapter that never holds keys locally (a KMS) leaves it out.
    */
   signNow?(orgId: string, claims: JWTPayload, options?: SignOptions): string | undefined;
   jwks(orgId: string): Promise<Jwks>;

@@ -86,7 +86,7 @@ export function presentedClient(headers: Headers, params: Map<string, string>): 
  * Authenticates the presented client: a confidential client by its secret (compared in constant time),
  * a public one by client_id alone. Unknown IDs and wrong secrets get one message. A client cached with
  * a secret that matched before is answered at once, not by a promise: the token endpoint's common case
- * then waits for nothing.
+ * then waits only for its signature.
  */
 export function authenticateClient(
   clients: ClientCache,

@@ -31,7 +31,8 @@ export const whenReady = <T, U>(value: Soon<T>, f: (v: T) => Soon<U>): Soon<U> =
 
 /**
  * An OAuth endpoint: the request and its body, read whole, to the answer. It answers at once (not by a
- * promise) when nothing it does has to wait: a grant of a cached client with a cached key.
+ * promise) when nothing it does has to wait; a grant waits for its signature (computed off the event
+ * loop's thread: SignOptions.offThread).
  */
 export type OAuthEndpoint = (request: Request, body: string) => Soon<OAuthAnswer>;
 

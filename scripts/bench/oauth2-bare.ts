@@ -1,7 +1,8 @@
 /**
  * The bound of the oauth2 benchmark: a bare Elysia endpoint that signs one ES256 JWT per POST, with
- * node:crypto's synchronous sign (what the service's signer uses), nothing else: no form, no client.
- * BARE_SIGNER=jose signs with jose's SignJWT instead (WebCrypto, awaited). BARE_READ=form reads the
+ * node:crypto's synchronous sign on the event loop's thread, nothing else: no form, no client.
+ * BARE_SIGNER=jose signs with jose's SignJWT instead (WebCrypto, awaited, off the thread: as the
+ * service's token endpoint signs). The faster of the two is the bound. BARE_READ=form reads the
  * request's form first (its body, parsed), the least any token endpoint does before it signs.
  */
 import { createPrivateKey, sign } from 'node:crypto';

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, it, spyOn } from 'bun:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -128,5 +128,27 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     expect(refused).toBeInstanceOf(oauth.ResponseBodyError);
     expect(refused.error).toBe('invalid_scope');
     await expectStatus({ status: refused.status }, 400);
+  });
+});
+
+describe('client_credentials when the signature fails', () => {
+  it('answers 500 server_error, and the next grant is signed', async () => {
+    const c = await t.createClient({ scopes: ['read'] });
+    const form = `grant_type=client_credentials&client_id=${c.client_id}&client_secret=${c.client_secret}`;
+    // Warm: the client and the token key are cached, so the grant's only wait is its signature.
+    await expectStatus(await t.post('/oauth2/tokens', form), 200);
+    const subtleSign = spyOn(crypto.subtle, 'sign').mockImplementationOnce(() =>
+      Promise.reject(new Error('the signing thread failed')),
+    );
+    try {
+      const failed = await t.post('/oauth2/tokens', form);
+      const text = await failed.text();
+      expect({ status: failed.status, text }).toMatchObject({ status: 500 });
+      expect(JSON.parse(text)).toMatchObject({ error: 'server_error' });
+      expect(subtleSign).toHaveBeenCalledTimes(1);
+      await expectStatus(await t.post('/oauth2/tokens', form), 200);
+    } finally {
+      subtleSign.mockRestore();
+    }
   });
 });
