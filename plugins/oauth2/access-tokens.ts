@@ -6,7 +6,7 @@ import type {
   SignedAccessToken,
 } from '../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { Signer } from '../../core/ports/signer.ts';
+import type { Signer, SignOptions } from '../../core/ports/signer.ts';
 import type { Transaction } from '../../core/ports/storage.ts';
 import { TOKEN_KEYS_OWNER } from '../../core/tokens/token-keys.ts';
 import type { ClientCache, LifetimeDefaults } from './client-cache.ts';
@@ -80,8 +80,11 @@ export function createAccessTokens(deps: {
   });
 
   return {
-    /** Signs the access token; `offThread` as in SignOptions (the client_credentials grant sets it). */
-    async sign(request: AccessTokenRequest, options?: { offThread?: boolean }): Promise<SignedAccessToken> {
+    /** Signs the access token (the client_credentials grant asks for `offThread`). */
+    async sign(
+      request: AccessTokenRequest,
+      options?: Pick<SignOptions, 'offThread'>,
+    ): Promise<SignedAccessToken> {
       const claims = claimsOf(request);
       return signed(await signer.sign(TOKEN_KEYS_OWNER, claims, { typ: AT_JWT, ...options }), claims);
     },
