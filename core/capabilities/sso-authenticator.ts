@@ -39,6 +39,13 @@ export type SsoFinish =
        * which stores it once the token_minted hook allows the token.
        */
       prospective?: ProspectivePerson;
+      /**
+       * With `prospective`, for when the issuer refuses it with a 409: another sign-in of the same
+       * person (or the API) stored a person with the address meanwhile. Finds that person under the
+       * same checks as any sign-in (verified address, active), for the issuer with no `prospective`;
+       * a failure is reported like any other.
+       */
+      linkStored?: () => Promise<SsoFinish>;
       /** The credential's provider id (`google`, or a generic OIDC provider's). */
       provider: string;
       authentication: TokenAuthentication;

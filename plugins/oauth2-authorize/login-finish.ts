@@ -25,7 +25,17 @@ export interface SignedIn {
   idp?: string;
   /** A first SSO sign-in's person, stored by the issuer once the token_minted hook allows the token. */
   prospective?: ProspectivePerson;
+  /**
+   * With `prospective`: who signed in when the issuer refuses it with a 409 (another sign-in stored
+   * the person meanwhile), or the page's message when that person may not sign in (reported).
+   */
+  linkStored?: () => Promise<SignedIn | { failed: string }>;
 }
+
+/** A login's ID token, and whom it was issued for (a raced first sign-in's: the person stored), or why not. */
+export type Minted =
+  | { ok: true; who: SignedIn; idToken: string; authTime: number; person?: PersonRecord }
+  | { ok: false; message: string };
 
 /** What finishing a login uses: the issuer of its ID token, its events, its code and its redirect. */
 export interface LoginFinishDeps {
@@ -62,9 +72,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     client: OAuthClient,
     who: SignedIn,
     rc: RequestContext,
-  ): Promise<
-    { ok: true; idToken: string; authTime: number; person?: PersonRecord } | { ok: false; message: string }
-  > {
+  ): Promise<Minted> {
     const authTime = Math.floor(clock.now() / 1000);
     // Read while the token is issued: the events need the person's region.
     const personRead = who.prospective
@@ -85,14 +93,21 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         ...(login.scope.includes('openid') ? {} : { hookOnly: true }),
       });
       const person = await personRead;
-      return { ok: true, idToken: issued.token, authTime, ...(person ? { person } : {}) };
+      return { ok: true, who, idToken: issued.token, authTime, ...(person ? { person } : {}) };
     } catch (error) {
+      // Two first sign-ins of one person raced and the other stored the person: this one is for it,
+      // and the hook decides again, for the person stored.
+      const raced = who.prospective && error instanceof ServiceError && error.status === 409;
+      if (raced && who.linkStored) {
+        const linked = await who.linkStored();
+        if ('failed' in linked) return { ok: false, message: linked.failed };
+        return mint(login, client, linked, rc);
+      }
       const blocked = error instanceof ServiceError && error.status === 403;
       // A first sign-in refused names nobody if its person was never stored (the hook blocked it); one
       // stored before a later step failed is named.
       const person = who.prospective ? await deps.directory.get(login.orgId, who.personId) : await personRead;
-      // Two first sign-ins of one person raced and the other stored the person: this one signs in again.
-      const raced = who.prospective && error instanceof ServiceError && error.status === 409;
+      // An authenticator that cannot link the person stored meanwhile: this one signs in again.
       const message = raced
         ? 'Another sign-in has just registered you. Sign in again.'
         : error instanceof Error
@@ -120,11 +135,10 @@ export function createLoginFinish(deps: LoginFinishDeps) {
   async function grant(
     login: PendingLogin,
     client: OAuthClient,
-    who: SignedIn,
-    minted: { idToken: string; authTime: number; person?: PersonRecord },
+    minted: Extract<Minted, { ok: true }>,
     rc: RequestContext,
   ): Promise<LoginAnswer> {
-    const { person } = minted;
+    const { person, who } = minted;
     const code = randomSecret('');
     await Promise.all([
       person &&

@@ -192,7 +192,7 @@ export function createLogin(deps: LoginDeps) {
           error_description: 'the sign-in was refused by the organization (token_minted hook)',
           state: login.state,
         });
-      return grant(login, client, who, minted, rc);
+      return grant(login, client, minted, rc);
     },
 
     ...sso,

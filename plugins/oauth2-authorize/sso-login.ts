@@ -1,15 +1,17 @@
 import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import type { SsoAuthenticator, SsoStartRefusal } from '../../core/capabilities/sso-authenticator.ts';
+import type {
+  SsoAuthenticator,
+  SsoFinish,
+  SsoStartRefusal,
+} from '../../core/capabilities/sso-authenticator.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage } from './login-answer.ts';
-import type { SignedIn } from './login-finish.ts';
+import type { Minted, SignedIn } from './login-finish.ts';
 import type { LoginPageInput } from './page.ts';
 import { digest } from './store/digest.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
-
-type Minted = { ok: true; idToken: string; authTime: number } | { ok: false; message: string };
 
 /** What the SSO part of the hosted login borrows from the login: its page, its redirect, mint and grant. */
 export interface SsoLoginDeps {
@@ -28,7 +30,6 @@ export interface SsoLoginDeps {
   grant: (
     login: PendingLogin,
     client: OAuthClient,
-    who: SignedIn,
     minted: Extract<Minted, { ok: true }>,
     rc: RequestContext,
   ) => Promise<LoginAnswer>;
@@ -191,16 +192,27 @@ export function createSsoLogin(deps: SsoLoginDeps) {
           });
         return again(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
       }
-      const who: SignedIn = {
-        personId: done.personId,
-        ...(done.prospective ? { prospective: done.prospective } : {}),
+      const signedIn = (d: Extract<SsoFinish, { ok: true }>): SignedIn => ({
+        personId: d.personId,
         method: 'oidc',
-        authentication: done.authentication,
-        idp: done.provider,
+        authentication: d.authentication,
+        idp: d.provider,
+      });
+      const { linkStored } = done;
+      const who: SignedIn = {
+        ...signedIn(done),
+        ...(done.prospective ? { prospective: done.prospective } : {}),
+        // Another first sign-in of the person stored it meanwhile: this one signs in as that person.
+        ...(linkStored && {
+          linkStored: async () => {
+            const linked = await linkStored();
+            return linked.ok ? signedIn(linked) : { failed: MESSAGES[linked.reason] ?? linked.message };
+          },
+        }),
       };
       const minted = await deps.mint(login, client, who, rc);
       if (!minted.ok) return again(login, client, browser ?? '', minted.message);
-      return deps.grant(login, client, who, minted, rc);
+      return deps.grant(login, client, minted, rc);
     },
   };
 }

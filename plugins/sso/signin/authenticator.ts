@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import type { SsoAuthenticator, SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
+import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type { SsoAuthenticator, SsoChoice, SsoFinish } from '../../../core/capabilities/sso-authenticator.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SsoProvider } from '../../../core/sso/define-provider.ts';
@@ -101,16 +102,23 @@ export function createSsoAuthenticator(deps: {
           reason: done.failure.reason,
           message: done.failure.message,
         };
-      return {
+      const orgId = done.pending.orgId;
+      const found = (person: PersonRecord): Extract<SsoFinish, { ok: true }> => ({
         ok: true,
         binding,
-        orgId: done.pending.orgId,
-        personId: done.person.personId,
-        region: done.person.region,
-        ...(done.prospective ? { prospective: done.prospective } : {}),
+        orgId,
+        personId: person.personId,
+        region: person.region,
         provider: done.provider,
         authentication: flow.authenticationOf(done.profile),
+      });
+      if (!done.prospective) return found(done.person);
+      const linkStored = async (): Promise<SsoFinish> => {
+        const linked = await flow.linkStored(orgId, done.profile, rc);
+        if (linked.ok) return found(linked.person);
+        return { ok: false, binding, orgId, reason: linked.failure.reason, message: linked.failure.message };
       };
+      return { ...found(done.person), prospective: done.prospective, linkStored };
     },
   };
 }

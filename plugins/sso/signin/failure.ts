@@ -16,6 +16,12 @@ export class SignInFailure extends Error {
   }
 }
 
+/** An error of a sign-in step as a failure: itself when it is one, else `sign_in_error`. */
+export const asFailure = (e: unknown) =>
+  e instanceof SignInFailure
+    ? e
+    : new SignInFailure('sign_in_error', 'server_error', e instanceof Error ? e.message : String(e));
+
 /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
 export const reportFailure = (events: EventPublisher, orgId: string, f: SignInFailure, rc: RequestContext) =>
   // Source Cloud: no browser_metadata, which the spec gives this event only "when from the SDK".

@@ -1,4 +1,4 @@
-import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { IssuedToken, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
@@ -7,9 +7,9 @@ import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SsoProfile } from '../../../core/sso/define-provider.ts';
 import { SsoSignInErrors } from './errors.ts';
-import { reportFailure, SignInFailure } from './failure.ts';
+import { asFailure, reportFailure, SignInFailure } from './failure.ts';
 import { isSecureUrl } from './loopback.ts';
-import { personFor, type SsoPerson, storedMeanwhile } from './person-link.ts';
+import { personFor, type SsoPerson, storedMeanwhile, storedPersonFor } from './person-link.ts';
 import type { ProviderClient } from './provider-client.ts';
 import { createProviderSignIn } from './provider-sign-in.ts';
 import type { PendingSignIn, SignInStore } from './store.ts';
@@ -104,10 +104,7 @@ export function createSignInFlow(deps: FlowDeps) {
       const who = await personFor(deps.directory, orgId, profile, rc);
       return { ok: true, pending, ...who, profile, provider };
     } catch (e) {
-      if (e instanceof SignInFailure) return failed(e);
-      return failed(
-        new SignInFailure('sign_in_error', 'server_error', e instanceof Error ? e.message : String(e)),
-      );
+      return failed(asFailure(e));
     }
   }
 
@@ -143,8 +140,7 @@ export function createSignInFlow(deps: FlowDeps) {
         // Another sign-in stored a person with this address first (a racing first sign-in, the API):
         // this one is for that person, under the same checks (verified address, active) as any.
         if (!storedMeanwhile(e, who)) throw e;
-        who = await personFor(deps.directory, orgId, profile, rc);
-        if (who.prospective) throw e;
+        who = { person: await storedPersonFor(deps.directory, orgId, profile, rc) };
         return issue();
       });
     } catch (e) {
@@ -188,7 +184,25 @@ export function createSignInFlow(deps: FlowDeps) {
     timestamp: new Date(clock.now()).toISOString(),
   });
 
-  return { begin, start, complete, callback, authenticationOf };
+  /**
+   * A bound sign-in's first-sign-in person that the issuer refused with a 409: the person stored
+   * meanwhile with the address (`storedPersonFor`), or the failure, reported.
+   */
+  async function linkStored(
+    orgId: string,
+    profile: SsoProfile,
+    rc: RequestContext,
+  ): Promise<{ ok: true; person: PersonRecord } | { ok: false; failure: SignInFailure }> {
+    try {
+      return { ok: true, person: await storedPersonFor(deps.directory, orgId, profile, rc) };
+    } catch (e) {
+      const failure = asFailure(e);
+      await reportFailure(events, orgId, failure, rc);
+      return { ok: false, failure };
+    }
+  }
+
+  return { begin, start, complete, callback, authenticationOf, linkStored };
 }
 
 export type SignInFlow = ReturnType<typeof createSignInFlow>;

@@ -65,3 +65,23 @@ export async function personFor(
 /** A first sign-in's person that another sign-in of the same person stored first (a 409 from create). */
 export const storedMeanwhile = (e: unknown, who: SsoPerson) =>
   who.prospective !== undefined && e instanceof ServiceError && e.status === 409;
+
+/**
+ * After `storedMeanwhile`: the person another sign-in (or the API) stored with the address, under the
+ * same checks as any sign-in (verified address, active); a SignInFailure otherwise, and when no person
+ * holds the address any more (deleted again at once).
+ */
+export async function storedPersonFor(
+  directory: PersonDirectory,
+  orgId: string,
+  profile: SsoProfile,
+  rc: RequestContext,
+): Promise<PersonRecord> {
+  const who = await personFor(directory, orgId, profile, rc);
+  if (!who.prospective) return who.person;
+  throw new SignInFailure(
+    'token_not_issued',
+    'server_error',
+    'another sign-in stored a person with this email address, and it is gone again',
+  );
+}

@@ -375,6 +375,87 @@ describe('the provider round trip in the hosted login', () => {
     ).toBeDefined();
   }, 60_000);
 
+  it('signs two first sign-ins of one person racing each other in as the one person stored', async () => {
+    f.op.state.decision = verified('jon');
+    // Both reach the hook before either stores its person: each holds a prospective person of its own.
+    let arrived = 0;
+    let bothThere!: () => void;
+    const barrier = new Promise<void>((r) => {
+      bothThere = r;
+    });
+    f.s.hook.answer = async () => {
+      if (++arrived === 2) bothThere();
+      if (arrived <= 2) await barrier;
+      return undefined;
+    };
+    try {
+      const logins = [];
+      for (let i = 0; i < 2; i++) {
+        const a = await f.begin();
+        const opened = await openLogin(a.url);
+        const pressed = await f.pressButton(opened);
+        await expectStatus(pressed, 303);
+        logins.push({ a, opened, back: await f.atProvider(pressed.headers.get('location')!) });
+      }
+      const answers = await Promise.all(logins.map((l) => f.callBack(l.back, l.opened.cookie)));
+      const subs: string[] = [];
+      for (const [i, res] of answers.entries()) {
+        await expectStatus(res, 303);
+        const { claims } = await f.redeem(logins[i]!.a, new URL(res.headers.get('location')!));
+        subs.push(claims.sub);
+      }
+      expect(subs[0]).toBeTruthy();
+      expect(subs[1]).toBe(subs[0]!);
+      // The one that lost the race asked the hook again, for the person stored.
+      expect(arrived).toBe(3);
+      expect(f.s.hook.seen.at(-1)!.personId).toBe(subs[0]!);
+      const named = (e: ServiceEvent) => JSON.stringify(e).includes('jon@acme.example');
+      const created = (await f.s.eventsNamed('PersonCreated_v1')).filter(named);
+      expect(created.map((e) => e.person_id)).toEqual([subs[0]]);
+      const succeeded = (await f.s.eventsNamed('AuthenticationSucceeded_v1')).filter(
+        (e) => e.person_id === subs[0],
+      );
+      expect(succeeded).toHaveLength(2);
+    } finally {
+      f.s.hook.answer = () => undefined;
+    }
+  }, 60_000);
+
+  it('refuses a first sign-in whose address the API stored meanwhile for a disabled person', async () => {
+    f.op.state.decision = verified('kit');
+    let madeId = '';
+    // While the hook decides, the organization stores a disabled person with the address.
+    f.s.hook.answer = async () => {
+      if (madeId) return undefined;
+      const made = await f.s.call('POST', '/persons', {
+        body: {
+          handles: [{ type: 'email_address', value: 'kit@acme.example', verified: true }],
+          active: false,
+        },
+      });
+      await expectStatus(made, 201);
+      madeId = made.json.result.person_id;
+      return undefined;
+    };
+    try {
+      const { res, html } = await f.signIn(await f.begin());
+      await expectStatus(res, 400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(messageOf(html)).toBe('This account is disabled.');
+    } finally {
+      f.s.hook.answer = () => undefined;
+    }
+    const failed = await eventWhere(
+      'AuthenticationFailed_v1',
+      (e) => e.failure_reason === 'person_disabled' && e.person_id === madeId,
+    );
+    expect(failed).toMatchObject({ failed_authn_method: 'oidc', authenticated_methods: ['oidc'] });
+    const succeeded = (await f.s.eventsNamed('AuthenticationSucceeded_v1')).filter(
+      (e) => e.person_id === madeId,
+    );
+    expect(succeeded).toEqual([]);
+  }, 60_000);
+
   it('stores the person of a first sign-in that asks no openid, and its code is exchanged', async () => {
     f.op.state.decision = verified('ike');
     const a = await f.begin({ scope: 'email read' });
