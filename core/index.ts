@@ -53,7 +53,9 @@ export {
 export {
   type SsoAuthenticator,
   type SsoChoice,
+  type SsoFailed,
   type SsoFinish,
+  type SsoSignedIn,
   type SsoStartRefusal,
   ssoAuthenticator,
 } from './capabilities/sso-authenticator.ts';

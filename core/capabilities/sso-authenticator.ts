@@ -25,45 +25,53 @@ export interface SsoStartRefusal {
   message: string;
 }
 
+/** A provider's answer that signed someone in: the person, found or prospective. */
+export interface SsoSignedIn {
+  ok: true;
+  /** What `start` was given: the sign-in this answer finishes. */
+  binding: string;
+  orgId: string;
+  personId: string;
+  region: string;
+  /**
+   * The person's first sign-in: not stored yet. Hand it to the token issuer (IssueRequest.prospective),
+   * which stores it once the token_minted hook allows the token.
+   */
+  prospective?: ProspectivePerson;
+  /**
+   * Optional; only with `prospective`. For when storing that person fails with a 409 (a ServiceError
+   * from the issuer): another sign-in of the same person, or the API, stored a person with the address
+   * meanwhile. Call it at most once: it finds that person under the same checks as any sign-in
+   * (verified address, active) and answers it, stored, to issue the token for (no `prospective`), or
+   * the failure, which it has reported (AuthenticationFailed_v1): the caller reports nothing more. It
+   * resolves; it does not reject. Without it, the caller cannot link the sign-in and says so (the hosted
+   * login asks the person to sign in again).
+   */
+  linkStored?: () => Promise<Omit<SsoSignedIn, 'prospective' | 'linkStored'> | SsoFailed>;
+  /** The credential's provider id (`google`, or a generic OIDC provider's). */
+  provider: string;
+  authentication: TokenAuthentication;
+}
+
+/** A provider's answer that signed nobody in, already reported (AuthenticationFailed_v1). */
+export interface SsoFailed {
+  ok: false;
+  /** Undefined when the state names no sign-in started for a binding. */
+  binding: string | undefined;
+  orgId: string | undefined;
+  /**
+   * AuthenticationFailed_v1's failure_reason: `access_denied` (the person refused at the provider),
+   * `provider_error`, `bad_id_token`, `no_email`, `unverified_email`, `person_disabled`,
+   * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`, `unverified_handle`,
+   * `other_browser`, `invalid_callback`, `sign_in_error` (an unexpected error), and from `linkStored`
+   * `token_not_issued` (the person stored meanwhile could not be read, or is gone again).
+   */
+  reason: string;
+  message: string;
+}
+
 /** What a provider's answer came to: the person (found, or prospective), or why not (already reported). */
-export type SsoFinish =
-  | {
-      ok: true;
-      /** What `start` was given: the sign-in this answer finishes. */
-      binding: string;
-      orgId: string;
-      personId: string;
-      region: string;
-      /**
-       * The person's first sign-in: not stored yet. Hand it to the token issuer (IssueRequest.prospective),
-       * which stores it once the token_minted hook allows the token.
-       */
-      prospective?: ProspectivePerson;
-      /**
-       * With `prospective`, for when the issuer refuses it with a 409: another sign-in of the same
-       * person (or the API) stored a person with the address meanwhile. Finds that person under the
-       * same checks as any sign-in (verified address, active), for the issuer with no `prospective`;
-       * a failure is reported like any other.
-       */
-      linkStored?: () => Promise<SsoFinish>;
-      /** The credential's provider id (`google`, or a generic OIDC provider's). */
-      provider: string;
-      authentication: TokenAuthentication;
-    }
-  | {
-      ok: false;
-      /** Undefined when the state names no sign-in started for a binding. */
-      binding: string | undefined;
-      orgId: string | undefined;
-      /**
-       * AuthenticationFailed_v1's failure_reason: `access_denied` (the person refused at the provider),
-       * `provider_error`, `bad_id_token`, `no_email`, `unverified_email`, `person_disabled`,
-       * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`, `unverified_handle`,
-       * `other_browser`, `invalid_callback`.
-       */
-      reason: string;
-      message: string;
-    };
+export type SsoFinish = SsoSignedIn | SsoFailed;
 
 /**
  * Sign-in with an organization's SSO credentials for another sign-in surface (the hosted login of the

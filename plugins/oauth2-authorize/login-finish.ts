@@ -29,7 +29,7 @@ export interface SignedIn {
    * With `prospective`: who signed in when the issuer refuses it with a 409 (another sign-in stored
    * the person meanwhile), or the page's message when that person may not sign in (reported).
    */
-  linkStored?: () => Promise<SignedIn | { failed: string }>;
+  linkStored?: () => Promise<Omit<SignedIn, 'prospective' | 'linkStored'> | { failed: string }>;
 }
 
 /** A login's ID token, and whom it was issued for (a raced first sign-in's: the person stored), or why not. */
@@ -65,7 +65,9 @@ export function createLoginFinish(deps: LoginFinishDeps) {
   /**
    * Mints the login's ID token: every hosted login mints it now, so the token_minted hook decides on
    * every login whatever the scope (the client receives the token only with openid). A refusal is
-   * reported as AuthenticationFailed_v1; an error other than the hook's block is thrown.
+   * reported as AuthenticationFailed_v1; an error other than the hook's block is thrown. A first SSO
+   * sign-in whose person another stored meanwhile (a 409) is minted again for that person
+   * (`linkStored`), once; without `linkStored` it is reported and answered as a refusal.
    */
   async function mint(
     login: PendingLogin,

@@ -1,7 +1,7 @@
 import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type {
   SsoAuthenticator,
-  SsoFinish,
+  SsoSignedIn,
   SsoStartRefusal,
 } from '../../core/capabilities/sso-authenticator.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
@@ -50,6 +50,9 @@ const MESSAGES: Record<string, string> = {
   provider_error: 'The provider could not complete the sign-in.',
   person_disabled: 'This account is disabled.',
   not_enabled: 'This sign-in provider is no longer offered here.',
+  unverified_handle:
+    'The account with this email address has not verified it, so this sign-in cannot be linked to it.',
+  token_not_issued: 'The sign-in could not be completed. Sign in again.',
 };
 
 /**
@@ -192,7 +195,9 @@ export function createSsoLogin(deps: SsoLoginDeps) {
           });
         return again(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
       }
-      const signedIn = (d: Extract<SsoFinish, { ok: true }>): SignedIn => ({
+      const signedIn = (
+        d: Omit<SsoSignedIn, 'prospective' | 'linkStored'>,
+      ): Omit<SignedIn, 'prospective' | 'linkStored'> => ({
         personId: d.personId,
         method: 'oidc',
         authentication: d.authentication,

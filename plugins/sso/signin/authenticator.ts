@@ -1,6 +1,11 @@
 import * as v from 'valibot';
 import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
-import type { SsoAuthenticator, SsoChoice, SsoFinish } from '../../../core/capabilities/sso-authenticator.ts';
+import type {
+  SsoAuthenticator,
+  SsoChoice,
+  SsoFailed,
+  SsoSignedIn,
+} from '../../../core/capabilities/sso-authenticator.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SsoProvider } from '../../../core/sso/define-provider.ts';
@@ -103,7 +108,7 @@ export function createSsoAuthenticator(deps: {
           message: done.failure.message,
         };
       const orgId = done.pending.orgId;
-      const found = (person: PersonRecord): Extract<SsoFinish, { ok: true }> => ({
+      const found = (person: PersonRecord): Omit<SsoSignedIn, 'prospective' | 'linkStored'> => ({
         ok: true,
         binding,
         orgId,
@@ -113,10 +118,17 @@ export function createSsoAuthenticator(deps: {
         authentication: flow.authenticationOf(done.profile),
       });
       if (!done.prospective) return found(done.person);
-      const linkStored = async (): Promise<SsoFinish> => {
+      const linkStored = async () => {
         const linked = await flow.linkStored(orgId, done.profile, rc);
         if (linked.ok) return found(linked.person);
-        return { ok: false, binding, orgId, reason: linked.failure.reason, message: linked.failure.message };
+        const failed: SsoFailed = {
+          ok: false,
+          binding,
+          orgId,
+          reason: linked.failure.reason,
+          message: linked.failure.message,
+        };
+        return failed;
       };
       return { ...found(done.person), prospective: done.prospective, linkStored };
     },

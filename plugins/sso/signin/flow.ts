@@ -196,7 +196,15 @@ export function createSignInFlow(deps: FlowDeps) {
     try {
       return { ok: true, person: await storedPersonFor(deps.directory, orgId, profile, rc) };
     } catch (e) {
-      const failure = asFailure(e);
+      // As the application's callback reports an error after the provider's answer: token_not_issued.
+      const failure =
+        e instanceof SignInFailure
+          ? e
+          : new SignInFailure(
+              'token_not_issued',
+              'server_error',
+              e instanceof Error ? e.message : 'the token could not be issued',
+            );
       await reportFailure(events, orgId, failure, rc);
       return { ok: false, failure };
     }
