@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
-import { type Child, ROOT, runLoad, startChild } from './processes.ts';
+import { type Child, IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
 const FORM = 'grant_type=client_credentials&scope=read';
@@ -36,7 +36,7 @@ async function checkGrant(t: Target): Promise<void> {
 async function bare(signer: 'node' | 'jose', read: 'nothing' | 'form' = 'nothing'): Promise<Target> {
   const child = await startChild(
     [process.execPath, join(ROOT, 'scripts/bench/oauth2-bare.ts')],
-    { PORT: '0', BARE_SIGNER: signer, BARE_READ: read },
+    { PORT: '0', BARE_SIGNER: signer, BARE_READ: read, ...IMAGE_RUNTIME_ENV },
     /"port":\d+/,
   );
   const port = child.output().match(/"port":(\d+)/)![1]!;
@@ -47,7 +47,7 @@ async function oidcProvider(): Promise<Target> {
   const port = String(await freePort());
   const child = await startChild(
     [process.execPath, join(ROOT, 'scripts/bench/oauth2-oidc-provider.ts')],
-    { PORT: port, NODE_ENV: 'production', CLIENT_SECRET: 'bench-secret' },
+    { PORT: port, NODE_ENV: 'production', CLIENT_SECRET: 'bench-secret', ...IMAGE_RUNTIME_ENV },
     /"port":\d+/,
   );
   return {
@@ -71,6 +71,7 @@ async function service(): Promise<Target> {
         NODE_ENV: 'development',
         DATABASE_URL: '',
         NATS_URL: '',
+        ...IMAGE_RUNTIME_ENV,
       },
       /Service-API-Key: \S+/,
       // A first start makes the embedded database: slow on a busy machine.
@@ -160,7 +161,7 @@ export async function benchOAuth2(o: { seconds: number; concurrency: number; rou
       ]);
     });
     return [
-      `client_credentials grants: POST with \`grant_type=client_credentials&scope=read\` and HTTP Basic, closed loop, ${o.concurrency} connections, each server in its own Bun process and the load generator in another, on the same two cores. The five servers run side by side and are loaded in turn, ${o.seconds} s each after 1 s of warm-up, for ${o.rounds} rounds; a row is the median round (every round's rate in the last column). The service authenticates the client (cached; the secret compared in constant time), checks the grant and the scope, and signs an RFC 9068 access token (ES256, WebCrypto: the signature is computed on a thread of Bun's pool, not the event loop's). The bound is the faster of two bare Elysia POSTs that sign one ES256 JWT and nothing else (they never read the request's body), one with node:crypto on the event loop's thread, one with jose (WebCrypto); the row after them reads and parses the form first, the least a token endpoint does; node-oidc-provider (oidc-provider, NODE_ENV=production) issues ES256 JWT access tokens through its resource indicators. Aims: 10,000 grants/s, 0.60 of the bound, 3 times node-oidc-provider.`,
+      `client_credentials grants: POST with \`grant_type=client_credentials&scope=read\` and HTTP Basic, closed loop, ${o.concurrency} connections, each server in its own Bun process and the load generator in another, on the same two cores. The five servers run side by side and are loaded in turn, ${o.seconds} s each after 1 s of warm-up, for ${o.rounds} rounds; a row is the median round (every round's rate in the last column). Every server runs with MIMALLOC_PURGE_DELAY=${IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY}, as the container image runs the service. The service authenticates the client (cached; the secret compared in constant time), checks the grant and the scope, and signs an RFC 9068 access token (ES256, WebCrypto: the signature is computed on a thread of Bun's pool, not the event loop's). The bound is the faster of two bare Elysia POSTs that sign one ES256 JWT and nothing else (they never read the request's body), one with node:crypto on the event loop's thread, one with jose (WebCrypto); the row after them reads and parses the form first, the least a token endpoint does; node-oidc-provider (oidc-provider, NODE_ENV=production) issues ES256 JWT access tokens through its resource indicators. Aims: 10,000 grants/s, 0.60 of the bound, 3 times node-oidc-provider.`,
       '',
       row(['server', 'grants/s', 'p50 ms', 'p99 ms', 'fraction of bound', 'times oidc-provider', 'rounds']),
       row(['---', '---', '---', '---', '---', '---', '---']),

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { childrenOf } from './cpu.ts';
-import { ROOT } from './processes.ts';
+import { IMAGE_RUNTIME_ENV, ROOT } from './processes.ts';
 
 export interface ServerProcesses {
   /** The public port's URL. */
@@ -70,6 +70,7 @@ export async function startServerProcesses(
       cwd: ROOT,
       env: {
         ...process.env,
+        ...IMAGE_RUNTIME_ENV,
         ...env,
         WORKERS: String(workers),
         PORT: String(port),

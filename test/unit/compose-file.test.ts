@@ -78,15 +78,18 @@ describe('compose.yaml', () => {
     expect(() => interpolate(services['identity-1']!.environment!.MASTER_KEY!, {})).toThrow(/MASTER_KEY/);
   });
 
-  it('sets only variables the service reads, and values its configuration accepts', () => {
+  it('sets only variables the service or its runtime reads, and values its configuration accepts', () => {
     const read = new Set([
+      // Read by the runtime itself: the shell's PATH, Bun's allocator (the image's ENV).
+      'PATH',
+      'MIMALLOC_PURGE_DELAY',
       ...coreSettingNames(),
       ...deploymentPluginSettings().flatMap((p) => p.names),
       ...sourceSettingNames().keys(),
     ]);
     for (const [name] of replicas) {
       const env = replicaEnv(name);
-      expect(Object.keys(env).filter((k) => k !== 'PATH' && !read.has(k))).toEqual([]);
+      expect(Object.keys(env).filter((k) => !read.has(k))).toEqual([]);
       const config = loadConfig(env);
       expect(config).toMatchObject({ env: 'production', host: '0.0.0.0', natsUrls: ['nats://nats:4222'] });
       for (const plugin of definition.plugins)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
+import { IMAGE_RUNTIME_ENV } from '../../scripts/bench/processes.ts';
 import { checkHealth, healthzUrl } from '../../scripts/healthcheck.ts';
 import {
   dockerContextAdmits,
@@ -95,6 +96,13 @@ describe('the Dockerfile', () => {
     ])
       expect(dockerContextAdmits(f)).toBe(false);
     expect(dockerContextAdmits('node_modules/bun/package.json')).toBe(false);
+  });
+
+  it("gives Bun's allocator the purge delay the benchmarks measure the server with", () => {
+    expect(env.MIMALLOC_PURGE_DELAY).toBe('10000');
+    expect(IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY).toBe(
+      process.env.MIMALLOC_PURGE_DELAY ?? env.MIMALLOC_PURGE_DELAY!,
+    );
   });
 
   it("starts only with MASTER_KEY and PUBLIC_BASE_URL beside the image's settings (production)", () => {
