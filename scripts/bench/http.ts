@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
-import { IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
+import { embeddedServiceEnv, ROOT, runLoad, startChild } from './processes.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
 /**
@@ -24,15 +24,7 @@ export async function benchHttp(options: { seconds: number; concurrency: number 
   const port = String(await freePort());
   const service = await startChild(
     [process.execPath, join(ROOT, 'entry/bun.ts')],
-    {
-      PORT: port,
-      DATA_DIR: dir,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'development',
-      DATABASE_URL: '',
-      NATS_URL: '',
-      ...IMAGE_RUNTIME_ENV,
-    },
+    embeddedServiceEnv(port, dir),
     /Service-API-Key: \S+/,
     90_000,
   );

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
-import { type Child, IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
+import { type Child, embeddedServiceEnv, IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
 const FORM = 'grant_type=client_credentials&scope=read';
@@ -64,15 +64,7 @@ async function service(): Promise<Target> {
   try {
     child = await startChild(
       [process.execPath, join(ROOT, 'entry/bun.ts')],
-      {
-        PORT: port,
-        DATA_DIR: dir,
-        LOG_LEVEL: 'warn',
-        NODE_ENV: 'development',
-        DATABASE_URL: '',
-        NATS_URL: '',
-        ...IMAGE_RUNTIME_ENV,
-      },
+      embeddedServiceEnv(port, dir),
       /Service-API-Key: \S+/,
       // A first start makes the embedded database: slow on a busy machine.
       180_000,

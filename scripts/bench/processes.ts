@@ -17,6 +17,20 @@ export interface Child {
   stop: () => Promise<void>;
 }
 
+/**
+ * The environment of the real entry (`bun entry/bun.ts`) on a fresh embedded database in `dataDir`,
+ * quiet (LOG_LEVEL=warn), with no Postgres or NATS, as the container image runs Bun.
+ */
+export const embeddedServiceEnv = (port: string, dataDir: string) => ({
+  PORT: port,
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'development',
+  DATABASE_URL: '',
+  NATS_URL: '',
+  ...IMAGE_RUNTIME_ENV,
+});
+
 /** Starts a process and waits until its output matches `ready`. */
 export async function startChild(
   cmd: string[],
