@@ -53,9 +53,10 @@ export const signingKeysSealed: SealedColumn = {
  *
  * Signatures are computed on the calling thread by node:crypto, or with `offThread` by WebCrypto on a
  * thread of the runtime's pool: about 6 us of the event loop's thread per signature rather than 24 us
- * (measured on Bun). The token endpoint's client_credentials grants went from 15.3k to 21.3k a second
- * with it. Minting tokens, which write to the bus next, stays on the thread: all of them off it, tokens
- * minted on PGlite went from 5.2k to 4.5k a second (see SignOptions.offThread).
+ * (measured on Bun), but more CPU in all. With it the token endpoint's client_credentials grants went
+ * from 15.3k to 21.3k a second on one 2-core machine, and lost up to 28 % on a slower one where the load
+ * took the other core (BENCHMARKS.md). Minting tokens, which write to the bus next, stays on the thread:
+ * all of them off it, tokens minted on PGlite went from 5.2k to 4.5k a second (see SignOptions.offThread).
  */
 export function createLocalKeysSigner(options: LocalKeysOptions): Required<Signer> {
   const { storage, secrets, clock } = options;

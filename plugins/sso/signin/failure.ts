@@ -16,11 +16,11 @@ export class SignInFailure extends Error {
   }
 }
 
-/** An error of a sign-in step as a failure: itself when it is one, else `sign_in_error`. */
-export const asFailure = (e: unknown) =>
+/** An error of a sign-in step as a failure: itself when it is one, else a server_error with `reason`. */
+export const asFailure = (e: unknown, reason = 'sign_in_error') =>
   e instanceof SignInFailure
     ? e
-    : new SignInFailure('sign_in_error', 'server_error', e instanceof Error ? e.message : String(e));
+    : new SignInFailure(reason, 'server_error', e instanceof Error ? e.message : String(e));
 
 /** Publishes AuthenticationFailed_v1 (method oidc) for a failed sign-in. */
 export const reportFailure = (events: EventPublisher, orgId: string, f: SignInFailure, rc: RequestContext) =>

@@ -197,14 +197,7 @@ export function createSignInFlow(deps: FlowDeps) {
       return { ok: true, person: await storedPersonFor(deps.directory, orgId, profile, rc) };
     } catch (e) {
       // As the application's callback reports an error after the provider's answer: token_not_issued.
-      const failure =
-        e instanceof SignInFailure
-          ? e
-          : new SignInFailure(
-              'token_not_issued',
-              'server_error',
-              e instanceof Error ? e.message : 'the token could not be issued',
-            );
+      const failure = asFailure(e, 'token_not_issued');
       await reportFailure(events, orgId, failure, rc);
       return { ok: false, failure };
     }
