@@ -1,6 +1,7 @@
 /**
  * Private NATS and Postgres servers for the drills that restart them mid-burst: each on a port of its
- * own with its own data, so a restart disturbs nothing else on the machine. NATS is the nats-server
+ * own with its own data, so a restart disturbs nothing else on the machine. The port lies below the
+ * ephemeral range, so no connection can take it while the server is down (see freeRestartablePort). NATS is the nats-server
  * binary (NATS_SERVER_BIN, default /usr/sbin/nats-server); Postgres is a fresh cluster made with initdb
  * (PG_BIN, default the newest /usr/lib/postgresql/<version>/bin), run as the `postgres` user when the
  * drill runs as root (initdb refuses root).
@@ -8,7 +9,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../free-port.ts';
+import { freeRestartablePort } from '../free-port.ts';
 
 export interface RestartableService {
   url: string;
@@ -46,7 +47,7 @@ async function waitPort(port: number, ms: number, what: string): Promise<void> {
 export async function privateNats(): Promise<RestartableService> {
   const bin = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
   if (!existsSync(bin)) throw new Error(`no nats-server at ${bin} (set NATS_SERVER_BIN)`);
-  const port = await freePort();
+  const port = await freeRestartablePort();
   const dir = mkdtempSync(join(tmpdir(), 'drill-nats-'));
   const logFile = join(dir, 'nats.log');
   const start = () => {
@@ -109,13 +110,17 @@ function pgBin(): string {
 
 export async function privatePostgres(): Promise<RestartableService> {
   const bin = pgBin();
-  const port = await freePort();
+  const port = await freeRestartablePort();
   const dir = mkdtempSync(join(tmpdir(), 'drill-pg-'));
   const asRoot = process.getuid?.() === 0;
+  const log = join(dir, 'log');
   const run = (args: string[]) => {
     const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', ...args] : args;
     const r = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' });
-    if (r.exitCode !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr.toString()}`);
+    if (r.exitCode !== 0)
+      throw new Error(
+        `${args.join(' ')} failed: ${r.stderr.toString()}\nthe server's log ends:\n${tail(log)}`,
+      );
   };
   if (asRoot) Bun.spawnSync(['chown', 'postgres', dir]);
   const data = join(dir, 'data');
@@ -126,7 +131,7 @@ export async function privatePostgres(): Promise<RestartableService> {
       '-D',
       data,
       '-l',
-      join(dir, 'log'),
+      log,
       '-w',
       '-m',
       'fast',
@@ -144,10 +149,11 @@ export async function privatePostgres(): Promise<RestartableService> {
       ctl('start');
       await waitPort(port, 30_000, 'postgres');
     },
-    logTail: () => tail(join(dir, 'log')),
+    logTail: () => tail(log),
     async stop() {
       try {
-        ctl('stop');
+        // A server a failed restart left down is stopped already; a second error would hide the first.
+        if (existsSync(join(data, 'postmaster.pid'))) ctl('stop');
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
