@@ -16,7 +16,7 @@ export const freePort = (): Promise<number> => listenOnce(0);
  * outgoing connection is given a port below the range.
  */
 export async function freeRestartablePort(): Promise<number> {
-  const low = ephemeralLow();
+  const low = ephemeralRangeStart();
   const floor = Math.min(10_000, low - 1000);
   for (let tries = 0; tries < 50; tries++) {
     const port = floor + Math.floor(Math.random() * (low - floor));
@@ -29,7 +29,8 @@ export async function freeRestartablePort(): Promise<number> {
   throw new Error(`no free port found between ${floor} and ${low - 1}`);
 }
 
-function ephemeralLow(): number {
+/** The first port of the kernel's ephemeral range (Linux's setting; elsewhere IANA's 49152). */
+export function ephemeralRangeStart(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 2000) return low;
