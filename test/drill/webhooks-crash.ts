@@ -1,7 +1,7 @@
 import { expect } from 'bun:test';
 import { join } from 'node:path';
 import { createWebhookVerifier } from '../../plugins/webhooks/receiver.ts';
-import { freePort } from '../../scripts/free-port.ts';
+import { freeRestartablePort } from '../../scripts/free-port.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startHttpsReceiver } from '../helpers/tls.ts';
 import { deliveryEnv, until } from '../helpers/webhooks.ts';
@@ -51,7 +51,8 @@ export async function webhookCrashDrill(options: {
   requests: number;
   perRequest: number;
 }): Promise<WebhookDrillResult> {
-  const port = await freePort();
+  // Below the ephemeral range: the server is killed and started again on it while health checks poll it.
+  const port = await freeRestartablePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
     ...options.env,
