@@ -74,8 +74,9 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     client: OAuthClient,
     who: SignedIn,
     rc: RequestContext,
+    // The person authenticated once: a token minted again for the person stored keeps that time.
+    authTime = Math.floor(clock.now() / 1000),
   ): Promise<Minted> {
-    const authTime = Math.floor(clock.now() / 1000);
     // Read while the token is issued: the events need the person's region.
     const personRead = who.prospective
       ? Promise.resolve(who.prospective.person)
@@ -103,7 +104,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       if (raced && who.linkStored) {
         const linked = await who.linkStored();
         if ('failed' in linked) return { ok: false, message: linked.failed };
-        return mint(login, client, linked, rc);
+        return mint(login, client, linked, rc, authTime);
       }
       const blocked = error instanceof ServiceError && error.status === 403;
       // A first sign-in refused names nobody if its person was never stored (the hook blocked it); one

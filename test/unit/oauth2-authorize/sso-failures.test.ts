@@ -383,8 +383,14 @@ describe('the provider round trip in the hosted login', () => {
     const barrier = new Promise<void>((r) => {
       bothThere = r;
     });
+    let releasedAt = 0;
     f.s.hook.answer = async () => {
-      if (++arrived === 2) bothThere();
+      if (++arrived === 2) {
+        // Into a later second than either mint began in, to tell the login's auth_time from the retry's.
+        await Bun.sleep(1100);
+        releasedAt = Date.now();
+        bothThere();
+      }
       if (arrived <= 2) await barrier;
       return undefined;
     };
@@ -403,6 +409,8 @@ describe('the provider round trip in the hosted login', () => {
         await expectStatus(res, 303);
         const { claims } = await f.redeem(logins[i]!.a, new URL(res.headers.get('location')!));
         subs.push(claims.sub);
+        // Both authenticated before the hook held them; the one minted again keeps its login's time.
+        expect(claims.auth_time).toBeLessThan(Math.floor(releasedAt / 1000));
       }
       expect(subs[0]).toBeTruthy();
       expect(subs[1]).toBe(subs[0]!);
