@@ -17,7 +17,7 @@ export const freePort = (): Promise<number> => listenOnce(0);
  */
 export async function freeRestartablePort(): Promise<number> {
   const low = ephemeralRangeStart();
-  const floor = Math.min(10_000, low - 1000);
+  const floor = Math.max(1024, Math.min(10_000, low - 1000));
   for (let tries = 0; tries < 50; tries++) {
     const port = floor + Math.floor(Math.random() * (low - floor));
     try {

@@ -1,10 +1,10 @@
 /**
  * Private NATS and Postgres servers for the drills that restart them mid-burst: each on a port of its
  * own with its own data, so a restart disturbs nothing else on the machine. The port lies below the
- * ephemeral range, so no connection can take it while the server is down (see freeRestartablePort). NATS is the nats-server
- * binary (NATS_SERVER_BIN, default /usr/sbin/nats-server); Postgres is a fresh cluster made with initdb
- * (PG_BIN, default the newest /usr/lib/postgresql/<version>/bin), run as the `postgres` user when the
- * drill runs as root (initdb refuses root).
+ * ephemeral range, so no connection can take it while the server is down (see freeRestartablePort).
+ * NATS is the nats-server binary (NATS_SERVER_BIN, default /usr/sbin/nats-server); Postgres is a fresh
+ * cluster made with initdb (PG_BIN, default the newest /usr/lib/postgresql/<version>/bin), run as the
+ * `postgres` user when the drill runs as root (initdb refuses root).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
