@@ -114,17 +114,20 @@ export async function privatePostgres(): Promise<RestartableService> {
   const dir = mkdtempSync(join(tmpdir(), 'drill-pg-'));
   const asRoot = process.getuid?.() === 0;
   const log = join(dir, 'log');
-  const run = (args: string[]) => {
+  // Not spawnSync: this process's own clients of the server (the drill's) must go on while pg_ctl
+  // waits. One that connected as the server began to stop, its startup message never sent while the
+  // event loop was blocked, held the stop for the server's authentication_timeout (60 s), beyond the
+  // 60 s pg_ctl waits: the drill failed with "server does not shut down".
+  const run = async (args: string[]) => {
     const cmd = asRoot ? ['runuser', '-u', 'postgres', '--', ...args] : args;
-    const r = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' });
-    if (r.exitCode !== 0)
-      throw new Error(
-        `${args.join(' ')} failed: ${r.stderr.toString()}\nthe server's log ends:\n${tail(log)}`,
-      );
+    const p = Bun.spawn(cmd, { stdout: 'ignore', stderr: 'pipe' });
+    const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+    if (code !== 0)
+      throw new Error(`${args.join(' ')} failed: ${stderr}\nthe server's log ends:\n${tail(log)}`);
   };
   if (asRoot) Bun.spawnSync(['chown', 'postgres', dir]);
   const data = join(dir, 'data');
-  run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const ctl = (action: string) =>
     run([
       join(bin, 'pg_ctl'),
@@ -136,24 +139,26 @@ export async function privatePostgres(): Promise<RestartableService> {
       '-m',
       'fast',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      // A client elsewhere that connects while the server stops and says nothing holds the stop no
+      // longer than this.
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c authentication_timeout=10s`,
       action,
     ]);
-  ctl('start');
+  await ctl('start');
   await waitPort(port, 30_000, 'postgres');
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async restart(downMs = 2000) {
-      ctl('stop');
+      await ctl('stop');
       await Bun.sleep(downMs);
-      ctl('start');
+      await ctl('start');
       await waitPort(port, 30_000, 'postgres');
     },
     logTail: () => tail(log),
     async stop() {
       try {
         // A server a failed restart left down is stopped already; a second error would hide the first.
-        if (existsSync(join(data, 'postmaster.pid'))) ctl('stop');
+        if (existsSync(join(data, 'postmaster.pid'))) await ctl('stop');
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
