@@ -83,14 +83,23 @@ describe('POST /authenticate/password', () => {
     await expectStatus(await s.setPassword(person.personId, { password: GOOD }), 204);
     const time = async (value: string) => {
       const t0 = performance.now();
-      for (let i = 0; i < 5; i++)
-        await s.signIn({ handle: { type: 'email_address', value }, password: 'nope nope' });
-      return (performance.now() - t0) / 5;
+      await s.signIn({ handle: { type: 'email_address', value }, password: 'nope nope' });
+      return performance.now() - t0;
     };
-    const known = await time(EMAIL.value);
-    const unknown = await time('nobody@example.com');
+    // Warmed up, then taken in turns and compared by median: a pause of the machine's (a collection,
+    // another process) lands on one attempt, not on all of one kind. Once the first five known
+    // attempts ran while the process was still warming up, at twice the time of the unknown ones.
+    await time(EMAIL.value);
+    await time('nobody@example.com');
+    const known: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      known.push(await time(EMAIL.value));
+      unknown.push(await time('nobody@example.com'));
+    }
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
     // Without the dummy hash the unknown handle answers in well under a millisecond of hashing.
-    expect(unknown).toBeGreaterThan(known * 0.5);
+    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
   });
 
   it('answers 429 with Retry-After past the attempts allowed for a handle', async () => {
