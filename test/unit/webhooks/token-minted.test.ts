@@ -248,15 +248,16 @@ describe('the token_minted sync hook', () => {
 
   it('calls two webhooks at once and merges in creation order, the later winning', async () => {
     const o = await org();
-    await o.hook(receiver(() => sleep(400).then(() => json({ a: 1, both: 'first' }))));
-    await o.hook(receiver(() => sleep(400).then(() => json({ b: 2, both: 'second' }))));
+    await o.hook(receiver(() => sleep(600).then(() => json({ a: 1, both: 'first' }))));
+    await o.hook(receiver(() => sleep(600).then(() => json({ b: 2, both: 'second' }))));
     const issue = await o.ready();
     const start = performance.now();
     const res = await issue();
     const took = performance.now() - start;
     await expectStatus(res, 200);
     expect(customClaims(res.claims!)).toEqual({ a: 1, b: 2, both: 'second' });
-    expect(took).toBeLessThan(700); // one call's time, not two
+    // One call's time and the sign-in's (half a second of room on a loaded machine), not two calls'.
+    expect(took).toBeLessThan(1100);
   });
 
   it("records every call in the webhook's delivery log with its attempts", async () => {
