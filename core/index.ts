@@ -57,6 +57,7 @@ export {
   type SsoFinish,
   type SsoSignedIn,
   type SsoStartRefusal,
+  type SsoStoredSignIn,
   ssoAuthenticator,
 } from './capabilities/sso-authenticator.ts';
 export {

@@ -29,14 +29,16 @@ export async function freeRestartablePort(): Promise<number> {
   throw new Error(`no free port found between ${floor} and ${low - 1}`);
 }
 
-/** The first port of the kernel's ephemeral range (Linux's setting; elsewhere IANA's 49152). */
+/**
+ * The first port of the kernel's ephemeral range: Linux's setting, else Linux's default 32768, which
+ * lies below the range of other systems too (IANA's starts at 49152).
+ */
 export function ephemeralRangeStart(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 2000) return low;
   } catch {
-    // Not Linux: the range IANA recommends starts at 49152.
-    return 49152;
+    // Not Linux.
   }
   return 32768;
 }

@@ -47,11 +47,14 @@ export interface SsoSignedIn {
    * resolves; it does not reject. Without it, the caller cannot link the sign-in and says so (the hosted
    * login asks the person to sign in again).
    */
-  linkStored?: () => Promise<Omit<SsoSignedIn, 'prospective' | 'linkStored'> | SsoFailed>;
+  linkStored?: () => Promise<SsoStoredSignIn | SsoFailed>;
   /** The credential's provider id (`google`, or a generic OIDC provider's). */
   provider: string;
   authentication: TokenAuthentication;
 }
+
+/** A sign-in of a person stored already: what `linkStored` answers, and what an answer is without a first sign-in. */
+export type SsoStoredSignIn = Omit<SsoSignedIn, 'prospective' | 'linkStored'>;
 
 /** A provider's answer that signed nobody in, already reported (AuthenticationFailed_v1). */
 export interface SsoFailed {

@@ -29,8 +29,11 @@ export interface SignedIn {
    * With `prospective`: who signed in when the issuer refuses it with a 409 (another sign-in stored
    * the person meanwhile), or the page's message when that person may not sign in (reported).
    */
-  linkStored?: () => Promise<Omit<SignedIn, 'prospective' | 'linkStored'> | { failed: string }>;
+  linkStored?: () => Promise<StoredSignedIn | { failed: string }>;
 }
+
+/** Who signed in, a person stored already: what `linkStored` answers. */
+export type StoredSignedIn = Omit<SignedIn, 'prospective' | 'linkStored'>;
 
 /** A login's ID token, and whom it was issued for (a raced first sign-in's: the person stored), or why not. */
 export type Minted =

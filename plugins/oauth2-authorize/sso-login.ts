@@ -1,14 +1,14 @@
 import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type {
   SsoAuthenticator,
-  SsoSignedIn,
   SsoStartRefusal,
+  SsoStoredSignIn,
 } from '../../core/capabilities/sso-authenticator.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage } from './login-answer.ts';
-import type { Minted, SignedIn } from './login-finish.ts';
+import type { Minted, SignedIn, StoredSignedIn } from './login-finish.ts';
 import type { LoginPageInput } from './page.ts';
 import { digest } from './store/digest.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
@@ -195,9 +195,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
           });
         return again(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
       }
-      const signedIn = (
-        d: Omit<SsoSignedIn, 'prospective' | 'linkStored'>,
-      ): Omit<SignedIn, 'prospective' | 'linkStored'> => ({
+      const signedIn = (d: SsoStoredSignIn): StoredSignedIn => ({
         personId: d.personId,
         method: 'oidc',
         authentication: d.authentication,

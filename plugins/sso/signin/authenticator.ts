@@ -4,7 +4,7 @@ import type {
   SsoAuthenticator,
   SsoChoice,
   SsoFailed,
-  SsoSignedIn,
+  SsoStoredSignIn,
 } from '../../../core/capabilities/sso-authenticator.ts';
 import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
@@ -108,7 +108,7 @@ export function createSsoAuthenticator(deps: {
           message: done.failure.message,
         };
       const orgId = done.pending.orgId;
-      const found = (person: PersonRecord): Omit<SsoSignedIn, 'prospective' | 'linkStored'> => ({
+      const found = (person: PersonRecord): SsoStoredSignIn => ({
         ok: true,
         binding,
         orgId,
@@ -121,14 +121,8 @@ export function createSsoAuthenticator(deps: {
       const linkStored = async () => {
         const linked = await flow.linkStored(orgId, done.profile, rc);
         if (linked.ok) return found(linked.person);
-        const failed: SsoFailed = {
-          ok: false,
-          binding,
-          orgId,
-          reason: linked.failure.reason,
-          message: linked.failure.message,
-        };
-        return failed;
+        const { reason, message } = linked.failure;
+        return { ok: false, binding, orgId, reason, message } satisfies SsoFailed;
       };
       return { ...found(done.person), prospective: done.prospective, linkStored };
     },
