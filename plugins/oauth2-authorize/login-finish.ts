@@ -13,6 +13,7 @@ import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
 import type { LoginAnswer } from './login-answer.ts';
+import { stillAllowedScope } from './login-client.ts';
 import type { CodeStore } from './store/codes.ts';
 import type { PendingLogin } from './store/logins.ts';
 
@@ -96,7 +97,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
         idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
         // Without openid the client gets no ID token: the hook decides, and no TokenMinted_v1 says otherwise.
-        ...(login.scope.includes('openid') ? {} : { hookOnly: true }),
+        ...(stillAllowedScope(login.scope, client).includes('openid') ? {} : { hookOnly: true }),
       });
       const person = await personRead;
       return { ok: true, who, idToken: issued.token, authTime, ...(person ? { person } : {}) };
@@ -162,7 +163,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         orgId: login.orgId,
         clientId: client.clientId,
         redirectUri: login.redirectUri,
-        scope: login.scope,
+        scope: stillAllowedScope(login.scope, client),
         codeChallenge: login.codeChallenge,
         personId: who.personId,
         methods: [who.method],

@@ -10,6 +10,7 @@ import type { Clock } from '../../core/ports/clock.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import { createLoginAnswers, type LoginAnswer } from './login-answer.ts';
+import { clientOfLogin } from './login-client.ts';
 import { createLoginFinish, type SignedIn } from './login-finish.ts';
 import { handleTypesOf } from './look.ts';
 import { createSsoLogin } from './sso-login.ts';
@@ -140,13 +141,8 @@ export function createLogin(deps: LoginDeps) {
         otherBrowser:
           'the form was not sent by the browser that opened this sign-in (its cookie is missing or another)',
       });
-      const client = await deps.server.client(login.clientId);
-      if (!client || client.orgId !== login.orgId)
-        return answer(login.redirectUri, {
-          error: 'unauthorized_client',
-          error_description: 'the client was removed during the sign-in',
-          state: login.state,
-        });
+      const client = await clientOfLogin(deps.server, login, answer);
+      if (!('clientId' in client)) return client;
 
       const handle = handleOf(form.handle);
       const retry = {

@@ -8,6 +8,7 @@ import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage } from './login-answer.ts';
+import { clientOfLogin } from './login-client.ts';
 import type { Minted, SignedIn, StoredSignedIn } from './login-finish.ts';
 import type { LoginPageInput } from './page.ts';
 import { digest } from './store/digest.ts';
@@ -89,15 +90,8 @@ export function createSsoLogin(deps: SsoLoginDeps) {
   }
 
   /** The client of a login, or the redirect that says it was removed meanwhile. */
-  async function clientOf(login: PendingLogin): Promise<OAuthClient | LoginAnswer> {
-    const client = await deps.server.client(login.clientId);
-    if (client && client.orgId === login.orgId) return client;
-    return deps.answer(login.redirectUri, {
-      error: 'unauthorized_client',
-      error_description: 'the client was removed during the sign-in',
-      state: login.state,
-    });
-  }
+  const clientOf = (login: PendingLogin): Promise<OAuthClient | LoginAnswer> =>
+    clientOfLogin(deps.server, login, deps.answer);
 
   /** The page again for the same authorization request: a fresh login (the old one is burnt). */
   async function again(login: PendingLogin, client: OAuthClient, browser: string, error: string) {

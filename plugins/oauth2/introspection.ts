@@ -2,6 +2,7 @@ import { type AccessTokenClaims, OAuthError } from '../../core/capabilities/oaut
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { emptyAnswer, jsonAnswer } from './responses.ts';
+import { SCOPE_TOKEN } from './schema.ts';
 import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
 
 const looksLikeJwt = (token: string) => token.split('.').length === 3;
@@ -12,6 +13,29 @@ function tokenOf(params: Map<string, string>): { token: string; refreshFirst: bo
   // token_type_hint only orders the lookups (RFC 7009 §2.1): an unknown hint is ignored.
   return { token, refreshFirst: params.get('token_type_hint') === 'refresh_token' || !looksLikeJwt(token) };
 }
+
+/**
+ * The scopes an introspection asks the token to have (the reference's `scope`: a token not granted
+ * every one of them is not active); undefined when not asked.
+ */
+function requiredScopes(params: Map<string, string>): string[] | undefined {
+  const scope = params.get('scope');
+  if (scope === undefined) return undefined;
+  const scopes = scope.split(' ');
+  if (!scopes.every((s) => SCOPE_TOKEN.test(s)))
+    throw new OAuthError(
+      'invalid_request',
+      'scope must be scope tokens separated by single spaces (visible ASCII except " and \\)',
+    );
+  return scopes;
+}
+
+/** Whether an active token's members grant every required scope (none required: yes). */
+const grants = (members: object, required: readonly string[] | undefined): boolean => {
+  if (!required) return true;
+  const granted = 'scope' in members && typeof members.scope === 'string' ? members.scope.split(' ') : [];
+  return required.every((s) => granted.includes(s));
+};
 
 /**
  * Whether the subject of an access token may still act: a person must still be there and active, the
@@ -45,6 +69,7 @@ export function introspectionEndpoint(
         401,
       );
     const { token, refreshFirst } = tokenOf(params);
+    const required = requiredScopes(params);
     const fromStores = async () => {
       for (const store of deps.registry.tokenStores) {
         const members = await store.introspect(client, token);
@@ -55,12 +80,13 @@ export function introspectionEndpoint(
     const fromJwt = async () => {
       const claims = looksLikeJwt(token) ? await accessTokens.verify(token) : undefined;
       if (!claims || claims.oid !== client.orgId || !(await subjectActive(claims, persons))) return undefined;
-      return { active: true, token_type: 'Bearer', ...claims };
+      // The token's claims, then what the server states of it: no claim stands in for those.
+      return { ...claims, active: true, token_type: 'Bearer' };
     };
     const found = refreshFirst
       ? ((await fromStores()) ?? (await fromJwt()))
       : ((await fromJwt()) ?? (await fromStores()));
-    return jsonAnswer(found ?? { active: false });
+    return jsonAnswer(found && grants(found, required) ? found : { active: false });
   });
 }
 

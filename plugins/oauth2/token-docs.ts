@@ -104,6 +104,11 @@ export const tokenDoc: DocumentDecoration = {
       code: { type: 'string', description: 'authorization_code' },
       redirect_uri: { type: 'string', description: 'authorization_code' },
       code_verifier: { type: 'string', description: 'authorization_code with PKCE' },
+      code_challenge: {
+        type: 'string',
+        description:
+          "authorization_code with PKCE: the spec's name for code_verifier (the same value; send one of the two)",
+      },
       refresh_token: { type: 'string', description: 'refresh_token' },
       ...credentials,
     },
@@ -147,6 +152,11 @@ export const introspectDoc: DocumentDecoration = {
       token_type_hint: {
         type: 'string',
         description: 'access_token or refresh_token: which kind to look up first',
+      },
+      scope: {
+        type: 'string',
+        description:
+          'Space-delimited scopes the token must have been granted, every one: else active is false',
       },
       ...credentials,
     },

@@ -1,4 +1,5 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
+import { stillAllowedScope } from '../login-client.ts';
 import type { CodeStore } from '../store/codes.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import { isVerifier, verifierMatches } from './pkce.ts';
@@ -9,6 +10,21 @@ const required = (params: ReadonlyMap<string, string>, name: string): string => 
   if (!value) throw new OAuthError('invalid_request', `${name} is required`);
   return value;
 };
+
+/**
+ * The PKCE verifier (RFC 7636 §4.5): `code_verifier`, or `code_challenge`, the name the spec's token
+ * request gives it (its variant 2). Both, and different, are refused rather than one chosen.
+ */
+function verifierOf(params: ReadonlyMap<string, string>): string | undefined {
+  const verifier = params.get('code_verifier');
+  const specName = params.get('code_challenge');
+  if (verifier !== undefined && specName !== undefined && verifier !== specName)
+    throw new OAuthError(
+      'invalid_request',
+      "code_verifier and code_challenge (the same value under the spec's name) differ: send one of them",
+    );
+  return verifier ?? specName;
+}
 
 /** A code whose grant was revoked while it was exchanged: a replay racing it, a reset, revoke-all. */
 const codeRevoked = () =>
@@ -31,7 +47,7 @@ export function authorizationCodeGrant(
     async handle({ client, params }) {
       const presented = required(params, 'code');
       const redirectUri = required(params, 'redirect_uri');
-      const verifier = params.get('code_verifier');
+      const verifier = verifierOf(params);
       if (verifier !== undefined && !isVerifier(verifier))
         throw new OAuthError(
           'invalid_request',
@@ -57,6 +73,9 @@ export function authorizationCodeGrant(
         throw new OAuthError('invalid_grant', 'code was issued to another client');
       if (code.redirectUri !== redirectUri)
         throw new OAuthError('invalid_grant', "redirect_uri does not match the authorization request's");
+      // Removed from the client since the code was issued (a host lost, say): no longer trusted.
+      if (!client.redirectUris.includes(redirectUri))
+        throw new OAuthError('invalid_grant', "redirect_uri is no longer one of the client's redirect URIs");
       if (code.codeChallenge !== undefined) {
         if (verifier === undefined)
           throw new OAuthError(
@@ -73,11 +92,13 @@ export function authorizationCodeGrant(
         );
 
       await requireActivePerson(deps.directory, code.orgId, code.personId);
+      // A scope an administrator removed from the client since the login is not granted (as on refresh).
+      const scope = stillAllowedScope(code.scope, client);
       const { response, access } = await issueTokens(deps, {
         client,
         familyId: code.familyId,
         personId: code.personId,
-        scope: code.scope,
+        scope,
         authTime: code.authTime,
         revoked: codeRevoked,
       });
@@ -89,7 +110,7 @@ export function authorizationCodeGrant(
         await deps.revokeFamily({ familyId: code.familyId });
         throw codeRevoked();
       }
-      if (code.scope.includes('openid')) response.id_token = code.idToken;
+      if (scope.includes('openid')) response.id_token = code.idToken;
       return response;
     },
   };

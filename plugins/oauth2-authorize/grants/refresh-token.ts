@@ -3,6 +3,7 @@ import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { parseScope } from '../authorize-request.ts';
+import { stillAllowedScope } from '../login-client.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import type { FamilyRevoker } from './revocation.ts';
 
@@ -48,7 +49,7 @@ export function refreshTokenGrant(
         }
       }
 
-      let scope = family.scope.filter((s) => client.scopes.includes(s));
+      let scope = stillAllowedScope(family.scope, client);
       const asked = params.get('scope');
       if (asked !== undefined) {
         const narrowed = parseScope(asked);

@@ -9,6 +9,7 @@ import {
   type MadeClient,
   obtainCode,
   opts,
+  postForm,
   refresh,
   startAuthorizeService,
 } from './fixture.ts';
@@ -92,5 +93,34 @@ describe('introspection of the tokens of a person no longer active', () => {
       active: true,
       sub: resourceServer.client_id,
     });
+  });
+});
+
+describe("introspection with the reference's scope parameter", () => {
+  const withScope = (token: string, scope: string) =>
+    postForm(s, '/oauth2/tokens/introspect', resourceServer, { token, scope });
+
+  it('answers a token not granted every scope asked as inactive, and one granted them as active', async () => {
+    const client = await s.createClient();
+    const tokens = await grant(client);
+    for (const token of [tokens.access_token, tokens.refresh_token]) {
+      const granted = await withScope(token, 'read openid');
+      await expectStatus(granted, 200);
+      expect(granted.json).toMatchObject({ active: true, scope: 'openid read' });
+      const wider = await withScope(token, 'read write');
+      await expectStatus(wider, 200);
+      expect(wider.json).toEqual({ active: false });
+    }
+  });
+
+  it('refuses a scope that is not scope tokens with invalid_request', async () => {
+    const client = await s.createClient();
+    const tokens = await grant(client);
+    await expectOAuthError(
+      await withScope(tokens.access_token, 'read  write'),
+      400,
+      'invalid_request',
+      /scope/,
+    );
   });
 });

@@ -166,6 +166,9 @@ describe('POST /oauth2/tokens/mint refusals', () => {
       'client_id',
       'nonce',
       'sid',
+      // Introspection states these of a token itself (RFC 7662 §2.2).
+      'active',
+      'token_type',
     ]) {
       const res = await mint({
         person_id: person.personId,
