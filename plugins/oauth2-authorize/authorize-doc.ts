@@ -189,3 +189,13 @@ export const userInfoDoc = (operationId: string) => ({
     security: [],
   },
 });
+
+/** OpenAPI of OPTIONS /oauth2/userinfo. */
+export const userInfoPreflightDoc = {
+  summary: 'CORS preflight of /oauth2/userinfo',
+  description:
+    'Browser apps (public clients) read userinfo from any origin with their access token: it is never a cookie. Its answers, refusals too, carry Access-Control-Allow-Origin: * when the request has an Origin, and expose WWW-Authenticate.',
+  tags: TAGS,
+  security: [],
+  responses: { 204: { description: 'Allowed: GET and POST with Authorization and Content-Type' } },
+};

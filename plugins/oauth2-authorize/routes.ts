@@ -12,6 +12,7 @@ import {
   ssoCallbackDoc,
   ssoDoc,
   userInfoDoc,
+  userInfoPreflightDoc,
 } from './authorize-doc.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
@@ -205,6 +206,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       },
       { detail: ssoCallbackDoc },
     )
+    .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
+      detail: userInfoPreflightDoc,
+    })
     .get(
       '/oauth2/userinfo',
       ({ request }) => userInfoResponse(deps, request),
@@ -216,9 +220,38 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     });
 }
 
+/**
+ * CORS for userinfo, so a browser app (a public client) can read it with its access token: any origin,
+ * since the request carries the token, never a cookie. Its refusals too, with their WWW-Authenticate.
+ */
+const USERINFO_CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'www-authenticate',
+};
+const USERINFO_PREFLIGHT = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST',
+  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-max-age': '600',
+};
+
 async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
-  const info = await deps.userInfo(request.headers.get('authorization'));
-  return new Response(JSON.stringify(info), {
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' },
-  });
+  const cors = request.headers.has('origin') ? USERINFO_CORS : {};
+  try {
+    const info = await deps.userInfo(request.headers.get('authorization'));
+    return new Response(JSON.stringify(info), {
+      headers: {
+        'content-type': 'application/json',
+        'cache-control': 'no-store',
+        pragma: 'no-cache',
+        ...cors,
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof ServiceError) || !request.headers.has('origin')) throw error;
+    throw new ServiceError(error.status, error.code, error.message, {
+      cause: error,
+      headers: { ...error.headers, ...cors },
+    });
+  }
 }

@@ -83,15 +83,26 @@ const DISCOVERY_JSON = {
 };
 
 /**
+ * Public documents any origin may read: a browser app (a public client) runs discovery and verifies ID
+ * tokens with the keys itself. Nothing in them depends on who asks, and no cookie is involved.
+ */
+const PUBLIC_CORS = { 'access-control-allow-origin': '*' };
+
+/**
  * `GET /.well-known/jwks.json` (the deployment's token keys: current and, after a rotation, previous)
- * and `GET /.well-known/openid-configuration`. Public: no organization header, no key.
+ * and `GET /.well-known/openid-configuration`. Public: no organization header, no key; readable from
+ * any origin (CORS).
  */
 export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: number) {
   const render = jwksRenderer();
   const discovery = JSON.stringify(discoveryDocument(base));
   const discoveryAnswer = () =>
     new Response(discovery, {
-      headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${maxAgeSeconds}` },
+      headers: {
+        'content-type': 'application/json',
+        'cache-control': `public, max-age=${maxAgeSeconds}`,
+        ...PUBLIC_CORS,
+      },
     });
 
   return new Elysia()
@@ -103,6 +114,7 @@ export function wellKnownRoutes(base: string, keys: TokenKeys, maxAgeSeconds: nu
           'cache-control': `public, max-age=${maxAgeSeconds}`,
           etag,
           'content-type': 'application/json',
+          ...PUBLIC_CORS,
         };
         if (matches(request.headers.get('if-none-match'), etag))
           return new Response(null, { status: 304, headers });

@@ -151,3 +151,45 @@ describe('a deleted person', () => {
     expect(rows[0]!.n).toBe(0);
   });
 });
+
+describe('a browser app (a public client) on another origin', () => {
+  const origin = 'https://spa.example';
+
+  it('may read discovery and the keys', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json']) {
+      const res = await fetch(`${s.url}${path}`, { headers: { origin } });
+      await expectStatus(res, 200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  it('may ask userinfo, after a preflight, and read its answer and its refusal', async () => {
+    const preflight = await fetch(`${s.url}/oauth2/userinfo`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    await expectStatus(preflight, 204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('GET');
+
+    const { access_token } = await tokensFor('openid');
+    const ok = await fetch(`${s.url}/oauth2/userinfo`, {
+      headers: { origin, authorization: `Bearer ${access_token}` },
+    });
+    await expectStatus(ok, 200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*');
+
+    const refused = await fetch(`${s.url}/oauth2/userinfo`, {
+      headers: { origin, authorization: 'Bearer nope' },
+    });
+    await expectStatus(refused, 401);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('access-control-expose-headers')).toBe('www-authenticate');
+    expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+});
