@@ -134,6 +134,9 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
     return refuse('invalid_request', `nonce must be 1 to ${MAX.nonce} characters`);
   const prompt = params.get('prompt')?.split(' ') ?? [];
   // No session outlives a login here: a request that forbids the login page cannot be met.
+  // OpenID Connect Core §3.1.2.1: none with any other value is an error of the request itself.
+  if (prompt.includes('none') && prompt.length > 1)
+    return refuse('invalid_request', 'prompt: none may not be combined with other values');
   if (prompt.includes('none'))
     return refuse('login_required', 'prompt=none: this service keeps no sign-in session');
   const hint = params.get('login_hint') ?? undefined;

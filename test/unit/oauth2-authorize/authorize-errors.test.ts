@@ -115,6 +115,12 @@ describe('GET /oauth2/authorize after that: the error redirected to the client (
     ],
     ['prompt=none', (q) => ({ ...q, prompt: 'none' }), 'login_required', /prompt=none/],
     [
+      'prompt=none with login',
+      (q) => ({ ...q, prompt: 'none login' }),
+      'invalid_request',
+      /may not be combined/,
+    ],
+    [
       'a request object (OIDC Core 6.1)',
       (q) => ({ ...q, request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.' }),
       'request_not_supported',
