@@ -15,19 +15,28 @@ const KEEP_MS = 3_600_000;
 
 /**
  * Deletes what can no longer be used nor needs recognising: logins, codes (once the access token their
- * exchange issued has expired too), refresh tokens, and families left with neither tokens nor codes.
+ * exchange issued has expired, and no refresh token of their grant is left: a code replayed while its
+ * grant lives still revokes it, RFC 6749 §4.1.2), refresh tokens, and families left with neither tokens
+ * nor codes.
  */
 export async function sweep(storage: Storage, now: number): Promise<void> {
   const before = now - KEEP_MS;
   const nowS = Math.floor(now / 1000);
   const c = oauth2AuthorizeCodes;
   await storage.db.delete(oauth2AuthorizeLogins).where(lt(oauth2AuthorizeLogins.expiresAt, before));
-  await storage.db
-    .delete(c)
-    .where(and(lt(c.expiresAt, before), or(sql`${c.accessExp} is null`, lt(c.accessExp, nowS))));
+  // Refresh tokens first: a code goes once its grant has none left.
   await storage.db
     .delete(oauth2AuthorizeRefreshTokens)
     .where(lt(oauth2AuthorizeRefreshTokens.expiresAt, before));
+  await storage.db
+    .delete(c)
+    .where(
+      and(
+        lt(c.expiresAt, before),
+        or(sql`${c.accessExp} is null`, lt(c.accessExp, nowS)),
+        sql`not exists (select 1 from ${oauth2AuthorizeRefreshTokens} r where r.family_id = ${c.familyId})`,
+      ),
+    );
   const f = oauth2AuthorizeFamilies;
   await storage.db
     .delete(f)

@@ -44,14 +44,27 @@ describe('sweeping', () => {
     const before = await counts();
     expect(before).toEqual({ logins: 2, codes: 1, families: 1, refresh_tokens: 2 });
 
-    // Two hours on: the logins are gone; the used code's access token (an hour) has expired, so the code
-    // goes too; the refresh tokens live a day.
+    // Two hours on: the logins are gone; the used code's access token (an hour) has expired, but the
+    // refresh tokens of its grant live a day, so the code stays: a replay of it still revokes them.
     clock.advance(2 * 3_600_000);
     await sweep(s.service.ctx.storage, clock.now());
-    expect(await counts()).toEqual({ logins: 0, codes: 0, families: 1, refresh_tokens: 2 });
+    expect(await counts()).toEqual({ logins: 0, codes: 1, families: 1, refresh_tokens: 2 });
 
     clock.advance(2 * 86_400_000);
     await sweep(s.service.ctx.storage, clock.now());
     expect(await counts()).toEqual({ logins: 0, codes: 0, families: 0, refresh_tokens: 0 });
+  });
+
+  it('still revokes the grant when its code is replayed hours later, after sweeps', async () => {
+    const { code, verifier } = await obtainCode(s, client);
+    const tokens = (await exchange(s, client, code, verifier)).json;
+    clock.advance(3 * 3_600_000);
+    await sweep(s.service.ctx.storage, clock.now());
+    const replay = await exchange(s, client, code, verifier);
+    await expectStatus(replay, 400);
+    expect(String(replay.json.error_description)).toMatch(/already been used/);
+    const after = await refresh(s, client, String(tokens.refresh_token));
+    await expectStatus(after, 400);
+    expect(String(after.json.error_description)).toMatch(/revoked/);
   });
 });
