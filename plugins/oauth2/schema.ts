@@ -72,6 +72,8 @@ export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]'
 export function redirectUriProblem(uri: string): string | undefined {
   if (uri.includes('#')) return 'must not contain a fragment (#)';
   if (/\s/.test(uri)) return 'must not contain white space';
+  // The WHATWG parser reads a backslash as a slash, others as part of the authority: one string, two hosts.
+  if (uri.includes('\\')) return 'must not contain a backslash (\\)';
   let url: URL;
   try {
     url = new URL(uri);

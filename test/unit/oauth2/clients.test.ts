@@ -96,6 +96,10 @@ describe('OAuth 2.0 clients', () => {
       { redirect_uris: ['https://u:p@app.example/cb'] },
       'body.redirect_uris[0]: must not carry a user name or password',
     ],
+    [
+      { redirect_uris: ['https://a.example\\@evil.example/cb'] },
+      'body.redirect_uris[0]: must not contain a backslash',
+    ],
     [{ access_token_duration: 30 }, 'body.access_token_duration: must be at least 60 seconds'],
     [{ access_token_duration: 1.5 }, 'body.access_token_duration: must be an integer number of seconds'],
     [{ refresh_token_duration: 10 ** 9 }, 'body.refresh_token_duration: must be at most 31536000 seconds'],
