@@ -17,6 +17,12 @@ export const TokenErrors = defineErrors({
     message: (claim: string) =>
       `token issuance blocked: the token_minted hook tried to set the claim ${JSON.stringify(claim)}, which is registered or reserved`,
   },
+  /** The person is disabled: no token is issued for it, minted or otherwise, until it is enabled again. */
+  PERSON_DISABLED: {
+    status: 400,
+    message: (id: string) =>
+      `person_id: person ${JSON.stringify(id)} is disabled and gets no tokens (PATCH the person with "active": true first)`,
+  },
   /** No person of this ID in the organization (or one of another organization). */
   PERSON_NOT_FOUND: {
     status: 404,

@@ -74,6 +74,8 @@ export function createIssue(deps: IssuerDeps) {
       persons.groupsClaimName(req.orgId),
     ]);
     if (!person || person.orgId !== req.orgId) throw TokenErrors.PERSON_NOT_FOUND(req.personId);
+    // Every way in refuses a disabled person before it gets here; mint-token asks for one by ID.
+    if (!person.active) throw TokenErrors.PERSON_DISABLED(req.personId);
     const custom = req.customClaims ?? {};
     // An ID token's own claims are the issuer's too: a hook may not change whom or what it is for.
     const forbidden = req.idToken ? new Set([...reserved, ...ID_TOKEN_CLAIMS]) : reserved;

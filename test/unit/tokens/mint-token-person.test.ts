@@ -22,6 +22,24 @@ async function eventOf(token: string) {
 }
 
 describe('POST /persons/{person_id}/mint-token and the person it mints for', () => {
+  it('refuses a disabled person with 400, publishing no TokenMinted_v1, and mints again once enabled', async () => {
+    const person = await s.addPerson([{ type: 'username', value: 'disabled-mint' }]);
+    const path = `/persons/${person.personId}`;
+    await expectStatus(await s.call('PATCH', path, { body: { active: false } }), 200);
+    const before = s.events.length;
+    const refused = await s.call('POST', `${path}/mint-token`, { body: {} });
+    await expectStatus(refused, 400);
+    expect(refused.json.errors[0].message).toMatch(/^person_id: .* is disabled and gets no tokens/);
+    await expectStatus(await s.call('PATCH', path, { body: { active: true } }), 200);
+    const minted = await s.call('POST', `${path}/mint-token`, { body: {} });
+    await expectStatus(minted, 201);
+    await eventOf(minted.json.result);
+    const minting = s.events
+      .slice(before)
+      .filter((e) => e.event_metadata.event_name === 'TokenMinted_v1' && e.person_id === person.personId);
+    expect(minting.map((e) => e.token_id)).toEqual([decodeJwt(minted.json.result).jti]);
+  });
+
   it("publishes AnonymousTokenMinted_v1 with mint_token_api true for an anonymous person's token", async () => {
     const anon = await s.call('POST', '/persons/anonymous', { key: null });
     await expectStatus(anon, 201);
