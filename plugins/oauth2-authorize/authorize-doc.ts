@@ -173,6 +173,20 @@ export const ssoCallbackDoc: DocumentDecoration = {
   security: [],
 };
 
+/** OpenAPI of POST /oauth2/authorize/sso/callback. */
+export const ssoCallbackPostedDoc: DocumentDecoration = {
+  operationId: 'PostOauth2AuthorizeSsoCallback',
+  summary: "A provider's answer posted back into the hosted login (form_post)",
+  description:
+    'For providers that post their answer (the OAuth 2.0 Form Post Response Mode, which Sign in with Apple uses when asked for the name or email): a 303 to GET /oauth2/authorize/sso/callback with the posted fields in its query. The browser then comes back by a top-level GET, which carries the cookie binding the login to it (a cross-site POST does not), and the login finishes as for an answer in the query.',
+  responses: {
+    303: { description: 'GET /oauth2/authorize/sso/callback with the same parameters' },
+    400: { description: 'An HTML error page: the body is not a form of at most 16 fields' },
+  },
+  tags: TAGS,
+  security: [],
+};
+
 /** OpenAPI of GET and POST /oauth2/userinfo, each with its operationId. */
 export const userInfoDoc = (operationId: string) => ({
   detail: {

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../core/errors.ts';
+import { formPostParams, formPostRedirect } from '../../core/http/form-post-callback.ts';
 import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
@@ -10,6 +11,7 @@ import {
   loginDoc,
   postAuthorizeDoc,
   ssoCallbackDoc,
+  ssoCallbackPostedDoc,
   ssoDoc,
   userInfoDoc,
   userInfoPreflightDoc,
@@ -205,6 +207,15 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         }
       },
       { detail: ssoCallbackDoc },
+    )
+    .post(
+      '/oauth2/authorize/sso/callback',
+      async ({ request }) => {
+        const read = await formPostParams(request);
+        if (!read.ok) return errorAnswer(AuthorizeErrors.INVALID_FORM(read.problem));
+        return formPostRedirect(`${deps.baseUrl}/oauth2/authorize/sso/callback`, read.params);
+      },
+      { parse: 'none', detail: ssoCallbackPostedDoc },
     )
     .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
       detail: userInfoPreflightDoc,

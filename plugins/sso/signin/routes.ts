@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses, ok } from '../../../core/http/envelope.ts';
+import { formPostParams, formPostRedirect } from '../../../core/http/form-post-callback.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
@@ -58,6 +59,28 @@ export function signInRoutes(
           responses: {
             302: { description: "The application's redirect URI, with the result in the fragment" },
             400: errorDoc('No sign-in was started with this state'),
+          },
+          tags: TAGS,
+        },
+      },
+    )
+    .post(
+      '/sso/oidc/callback',
+      async ({ request }) => {
+        const read = await formPostParams(request);
+        if (!read.ok) throw SsoSignInErrors.INVALID_STATE(read.problem);
+        return formPostRedirect(`${ctx.config.publicBaseUrl}/sso/oidc/callback`, read.params);
+      },
+      {
+        parse: 'none',
+        detail: {
+          operationId: 'SsoSignInCallbackPosted',
+          summary: "A provider's answer posted back (form_post): on to the callback by GET",
+          description:
+            'For providers that post their answer (the OAuth 2.0 Form Post Response Mode, which Sign in with Apple uses when asked for the name or email): a 303 to GET /sso/oidc/callback with the posted fields in its query, which then finishes the sign-in as for an answer in the query. A body that is not a form is a 400 envelope.',
+          responses: {
+            303: { description: 'GET /sso/oidc/callback with the same parameters' },
+            400: errorDoc('The body is not a form of at most 16 fields'),
           },
           tags: TAGS,
         },

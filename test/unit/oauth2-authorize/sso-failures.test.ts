@@ -559,3 +559,31 @@ describe('the provider round trip in the hosted login', () => {
     expect(res.headers.get('location')).toBeNull();
   });
 });
+
+describe('a provider that posts its answer into the hosted login (form_post, as Sign in with Apple does)', () => {
+  it('sends the browser on by GET, where its cookie finishes the login it opened', async () => {
+    f.op.state.decision = verified('posta');
+    const a = await f.begin();
+    const opened = await openLogin(a.url);
+    const pressed = await f.pressButton(opened);
+    await expectStatus(pressed, 303);
+    const back = await f.atProvider(pressed.headers.get('location')!);
+    // A cross-site POST: the SameSite=Lax cookie does not come with it.
+    const posted = await fetch(f.callbackUrl, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: f.op.issuer },
+      body: back.searchParams.toString(),
+    });
+    await expectStatus(posted, 303);
+    const onward = new URL(posted.headers.get('location')!);
+    expect(`${onward.origin}${onward.pathname}`).toBe(f.callbackUrl);
+    const res = await f.callBack(onward, opened.cookie);
+    await expectStatus(res, 303);
+    const callback = new URL(res.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(f.redirectUri);
+    expect(callback.searchParams.get('state')).toBe(a.state);
+    const { claims } = await f.redeem(a, callback);
+    expect(claims.nonce).toBe(a.nonce);
+  }, 60_000);
+});

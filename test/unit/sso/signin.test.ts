@@ -331,3 +331,35 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     expect(put.text).toContain('redirect_uris[0]');
   });
 });
+
+describe('a provider that posts its answer (form_post, as Sign in with Apple does)', () => {
+  it('sends the browser on to the callback by GET with the same parameters, which signs the person in', async () => {
+    setDecision({ sub: 'posted-at-acme', email: 'posted@acme.example', email_verified: true });
+    const started = await start({ state: 'app-state-posted' });
+    await expectStatus(started, 302);
+    const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
+    const posted = await t.call('POST', '/sso/oidc/callback', {
+      orgId: null,
+      key: null,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: op.issuer },
+      raw: back.searchParams.toString(),
+    });
+    await expectStatus(posted, 303);
+    const onward = new URL(posted.headers.get('location') ?? '');
+    expect(`${onward.origin}${onward.pathname}`).toBe(CALLBACK);
+    expect([...onward.searchParams].sort()).toEqual([...back.searchParams].sort());
+    expect(posted.headers.get('cache-control')).toBe('no-store');
+
+    const res = await t.call('GET', `${onward.pathname}${onward.search}`, { orgId: null, key: null });
+    await expectStatus(res, 302);
+    const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
+    expect(fragment.get('state')).toBe('app-state-posted');
+    expect(fragment.get('token')).toBeTruthy();
+  });
+
+  it('refuses a posted body that is not a form with a 400 envelope', async () => {
+    const res = await t.call('POST', '/sso/oidc/callback', { orgId: null, key: null, body: { code: 'x' } });
+    await expectStatus(res, 400);
+    expect(res.json.errors[0].message).toContain('application/x-www-form-urlencoded');
+  });
+});
