@@ -24,10 +24,27 @@ export function hashKind(encoded: string): 'argon2id' | 'bcrypt' | undefined {
   return undefined;
 }
 
+/** bcrypt reads only the first 72 bytes of a password; the rest never counted where the hash was made. */
+const BCRYPT_MAX_BYTES = 72;
+const utf8 = new TextEncoder();
+
+/**
+ * Verifies an imported bcrypt hash. On Bun, by Bun.password on a thread of its pool, so that a costly
+ * hash (cost 12 takes about 300 ms) never holds the event loop: a burst of wrong passwords for such
+ * handles would otherwise stall every request of the process. Bun pre-hashes a password longer than 72
+ * bytes, which bcrypt itself truncates, so it is given the first 72 bytes. On Node and Deno, bcryptjs,
+ * in slices on the event loop's thread.
+ */
+function verifyBcrypt(encoded: string, password: string): Promise<boolean> {
+  if (process.versions.bun)
+    return Bun.password.verify(utf8.encode(password).subarray(0, BCRYPT_MAX_BYTES), encoded, 'bcrypt');
+  return bcrypt.compare(password, encoded);
+}
+
 /**
  * Hashing and verification of passwords: argon2id (PHC string) through @node-rs/argon2, which runs on
  * a libuv worker thread on Bun, Node and Deno alike, so a hash never blocks the event loop; bcrypt
- * ($2a$, $2b$, $2y$) through bcryptjs, for imported hashes only.
+ * ($2a$, $2b$, $2y$), for imported hashes only, as `verifyBcrypt` says.
  */
 export function createHasher(params: Argon2Params) {
   const options = {
@@ -47,7 +64,7 @@ export function createHasher(params: Argon2Params) {
     async verify(encoded: string, password: string): Promise<boolean> {
       const kind = hashKind(encoded);
       if (kind === 'argon2id') return argon2Verify(encoded, password).catch(() => false);
-      if (kind === 'bcrypt') return bcrypt.compare(password, encoded).catch(() => false);
+      if (kind === 'bcrypt') return verifyBcrypt(encoded, password).catch(() => false);
       return false;
     },
     /** Spends the time of a verification and answers false: unknown handles look like wrong passwords. */
