@@ -52,18 +52,30 @@ export function createResetConfirmation(deps: ConfirmDeps) {
   const refuse = (refusal: TokenRefusal) =>
     PasswordErrors.RESET_TOKEN_REFUSED(refusalMessage(refusal, ttlMinutes));
 
+  /** The person of a reset, while it may still reset: gone is unknown, disabled is refused. */
+  async function personOf(reset: OpenReset) {
+    const person = await deps.directory.get(reset.orgId, reset.personId);
+    if (!person) throw refuse('unknown');
+    // Disabled since the link was sent (during an incident, say): its links set nothing until enabled.
+    if (!person.active)
+      throw PasswordErrors.RESET_TOKEN_REFUSED(
+        'token: void while the person is disabled; the organization must enable it first',
+      );
+    return person;
+  }
+
   /** The open reset of a token (in `orgId`, when given), or a 400 naming why there is none. */
   async function open(token: string, orgId?: string): Promise<OpenReset> {
     const found = await deps.tokens.find(token, orgId);
     if (!found.ok) throw refuse(found.refusal);
+    await personOf(found.reset);
     return found.reset;
   }
 
   async function confirm(token: string, password: string, orgId?: string): Promise<OpenReset> {
     const reset = await open(token, orgId);
     const normal = checkNewPassword(password);
-    const person = await deps.directory.get(reset.orgId, reset.personId);
-    if (!person) throw refuse('unknown');
+    const person = await personOf(reset);
     const hash = await deps.hasher.hash(normal);
     const lost = new Error('the token was used meanwhile');
     const done = await deps.storage

@@ -180,6 +180,26 @@ describe('password reset through the API', () => {
     );
   });
 
+  it('refuses the link of a person disabled since it was sent, changing nothing, and takes it once enabled', async () => {
+    svc = await resetService();
+    const personId = await svc.addPerson('ada@example.com', OLD);
+    await expectStatus(await svc.requestReset(email('ada@example.com')), 202);
+    const { token } = await svc.message(1);
+    const path = `/persons/${personId}`;
+    await expectStatus(await svc.call('PATCH', path, { body: { active: false } }), 200);
+    const res = await svc.confirm(token, NEW);
+    await expectStatus(res, 400);
+    expect(res.json.errors[0].message).toBe(
+      'token: void while the person is disabled; the organization must enable it first',
+    );
+    const person = await svc.call('GET', path);
+    expect(person.json.result.handles[0].verified).toBe(false);
+    await expectStatus(await svc.call('PATCH', path, { body: { active: true } }), 200);
+    await expectStatus(await svc.signIn('ada@example.com', OLD), 200);
+    await expectStatus(await svc.confirm(token, NEW), 204);
+    await expectStatus(await svc.signIn('ada@example.com', NEW), 200);
+  });
+
   it('applies the password policy, leaving the token usable', async () => {
     svc = await resetService();
     await svc.addPerson('ada@example.com', OLD);
