@@ -53,6 +53,8 @@ export function analyticsReader(names: HeaderNames) {
  */
 export function requestContextReader(names: HeaderNames) {
   const sdkVersion = `${prefixOf(names)}-SDK-Version`;
+  // The reference's spelling (its OptionalSdkVersionHeader, SlashID-SdkVersion), for clients written to it.
+  const sdkVersionAlias = `${prefixOf(names)}-SdkVersion`;
   const analyticsOf = analyticsReader(names);
 
   return (request: Request): RequestContext => {
@@ -66,7 +68,7 @@ export function requestContextReader(names: HeaderNames) {
       browser: {
         user_agent: analytics.userAgent ?? '',
         window_location: h.get('referer') ?? analytics.origin ?? '',
-        service_sdk_version: h.get(sdkVersion) ?? '',
+        service_sdk_version: h.get(sdkVersion) ?? h.get(sdkVersionAlias) ?? '',
       },
     };
   };

@@ -30,6 +30,7 @@ export function allowedRequestHeaders(names: HeaderNames): string[] {
     'authorization',
     names.orgId,
     `${prefix}-SDK-Version`,
+    `${prefix}-SdkVersion`,
     `${prefix}-Analytics-Correlation-ID`,
     names.consistency,
     names.consistencyTimeout,

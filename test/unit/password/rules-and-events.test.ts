@@ -112,6 +112,14 @@ describe('authentication events', () => {
         service_sdk_version: '2.3.4',
       },
     });
+    // The reference's spelling of the version header (its SlashID-SdkVersion) is read as well.
+    const { 'Service-SDK-Version': _, ...others } = headers;
+    await expectStatus(
+      await svc.signIn({ handle: EMAIL, password: GOOD }, { ...others, 'Service-SdkVersion': '2.3.5' }),
+      200,
+    );
+    const again = (await svc.eventsNamed('AuthenticationSucceeded_v1', 2))[1];
+    expect(again).toMatchObject({ browser_metadata: { service_sdk_version: '2.3.5' } });
     await expectStatus(await svc.signIn({ handle: EMAIL, password: 'wrong password' }, headers), 401);
     const [failed] = await svc.eventsNamed('AuthenticationFailed_v1');
     // The handle names the person, but nobody authenticated: the spec's person_id, region and

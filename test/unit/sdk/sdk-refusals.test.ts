@@ -249,6 +249,9 @@ describe('the SDK ingest', () => {
     expect(granted.headers.get('access-control-allow-methods')).toBe('POST');
     expect(granted.headers.get('access-control-allow-headers')).toContain('service-orgid');
     expect(granted.headers.get('access-control-allow-headers')).toContain('authorization');
+    // The SDK version under both names: this service's and the reference's.
+    expect(granted.headers.get('access-control-allow-headers')).toContain('service-sdk-version');
+    expect(granted.headers.get('access-control-allow-headers')).toContain('service-sdkversion');
     expect(granted.headers.get('access-control-max-age')).toBe('600');
     const denied = await preflight('https://evil.example');
     await refused(denied, 403, 'not an allowed origin of any organization');
