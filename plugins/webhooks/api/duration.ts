@@ -69,18 +69,20 @@ const trim = (n: number) => String(Number(n.toFixed(9)));
 export const MAX_TIMEOUT_NS = 20e9;
 
 /**
- * Reads a webhook timeout: a duration above 0 and at most 20 s. Returns the nanoseconds or a message
- * that says which rule the value broke.
+ * Reads a webhook timeout: a duration above 0 and at most 20 s, or zero (`"0s"`, what a webhook without
+ * one reads back as), which unsets it like null, so that a webhook read and written back is accepted.
+ * Returns the nanoseconds (null: unset) or a message that says which rule the value broke.
  */
-export function parseTimeout(text: string): { ns: number } | { problem: string } {
+export function parseTimeout(text: string): { ns: number | null } | { problem: string } {
   const ns = parseDuration(text.trim());
   if (ns === undefined)
     return {
       problem: `must be a duration such as "500ms", "10s" or "1m" (units ns, us, ms, s, m, h); got ${JSON.stringify(text)}`,
     };
-  if (ns <= 0)
+  if (ns === 0) return { ns: null };
+  if (ns < 0)
     return {
-      problem: `must be above 0 (got ${JSON.stringify(text)}); leave it out to use the defaults (10s for events, 2s for sync hooks)`,
+      problem: `must not be negative (got ${JSON.stringify(text)}); "0s", null or leaving it out uses the defaults (10s for events, 2s for sync hooks)`,
     };
   if (ns > MAX_TIMEOUT_NS) return { problem: `must be at most 20s (got ${JSON.stringify(text)})` };
   return { ns };
