@@ -33,6 +33,12 @@ export interface TokenDraft {
   /** The claims as they stand; handlers return additions, never change this object. */
   readonly claims: Readonly<Record<string, JsonValue>>;
   readonly content: TokenMintedContent;
+  /**
+   * Whether the issuer refuses a claim of this name from a handler, blocking the token: registered and
+   * reserved claims, the organization's groups claim, the deployment's own claim and, for an ID token,
+   * its own claims. A handler can judge its additions by the issuer's rule before returning them.
+   */
+  readonly refusesClaim: (claim: string) => boolean;
 }
 
 /** A handler's answer: custom claims to add (registered and service claims are refused by the issuer). */

@@ -119,6 +119,7 @@ export function createIssue(deps: IssuerDeps) {
         personId: person.personId,
         issuer: req.issuer,
         claims: { ...claims, first_token: first },
+        refusesClaim: (claim) => forbidden.has(claim) || claim === groupsClaim,
         content: {
           aud: req.orgId,
           iss,

@@ -19,6 +19,7 @@ export const tokenIssuerPlugin = definePlugin({
           personId: 'pid:1',
           issuer: 'authentication',
           claims: { sub: 'pid:1' },
+          refusesClaim: (claim) => claim === 'sub',
           content: {
             aud: org.id,
             iss: ctx.config.publicBaseUrl,

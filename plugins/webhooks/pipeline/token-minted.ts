@@ -2,7 +2,7 @@ import { isUuid, uuidv7 } from '../../../core/ids.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import type { TokenDraft, TokenHookResult } from '../../../core/tokens/before-token-issued.ts';
-import { reservedClaimOf } from '../../../core/tokens/reserved-claims.ts';
+import { REGISTERED_CLAIMS } from '../../../core/tokens/reserved-claims.ts';
 import { WebhookErrors } from '../errors.ts';
 import type { createHookTargets } from '../store/hook-targets.ts';
 import type { HookLog, SyncVerdict } from './hook-log.ts';
@@ -26,7 +26,10 @@ export interface TokenMintedDeps extends SyncCallDeps {
 type Claims = Record<string, JsonValue>;
 
 /** What a call came to: its claims, or why it blocks the token. */
-function judge(call: SyncCall, groupsClaimName: string): { verdict: SyncVerdict; claims?: Claims } {
+function judge(
+  call: SyncCall,
+  refusesClaim: TokenDraft['refusesClaim'],
+): { verdict: SyncVerdict; claims?: Claims } {
   const { last, attempts } = call;
   if (!last.ok) {
     const why =
@@ -58,13 +61,14 @@ function judge(call: SyncCall, groupsClaimName: string): { verdict: SyncVerdict;
     };
   }
   const claims = body as Claims;
-  const refused = reservedClaimOf(claims, groupsClaimName);
-  if (refused)
+  // The issuer's own rule: a claim it would refuse blocks here, logged and counted as this call's.
+  const refused = Object.keys(claims).find(refusesClaim);
+  if (refused !== undefined)
     return {
       verdict: {
         ok: false,
         kind: 'reserved_claim',
-        reason: `it tried to set the ${refused.kind} claim ${JSON.stringify(refused.claim)}`,
+        reason: `it tried to set the ${REGISTERED_CLAIMS.has(refused) ? 'registered' : 'reserved'} claim ${JSON.stringify(refused)}`,
       },
     };
   return { verdict: { ok: true }, claims };
@@ -101,7 +105,7 @@ export function createTokenMintedHook(deps: TokenMintedDeps) {
     const claims: Claims = {};
     let blocked: { webhookId: string; reason: string } | undefined;
     for (const call of calls) {
-      const { verdict, claims: added } = judge(call, draft.content.groups_claim_name);
+      const { verdict, claims: added } = judge(call, draft.refusesClaim);
       deps.log.record(call, draft.orgId, TOKEN_MINTED, verdict);
       if (!verdict.ok) {
         deps.metrics.tokenMintedFailure(verdict.kind);

@@ -218,6 +218,8 @@ describe('the token_minted sync hook', () => {
       [{ authenticated_methods: ['x'] }, 'authenticated_methods', 'reserved'],
       [{ groups: ['admin'] }, 'groups', 'reserved'],
       [{ 'identity-service': true }, 'identity-service', 'reserved'],
+      // The deployment's own claim (HEADER_PREFIX in lower case), which the issuer alone knows of.
+      [{ service: 'x' }, 'service', 'reserved'],
     ] as const) {
       const o = await org();
       const { id } = await o.hook(receiver(() => json(body)));
