@@ -1,11 +1,12 @@
 import { Elysia } from 'elysia';
 import { eventHandle, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../core/errors.ts';
 import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
+import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { CredentialStore } from './credentials.ts';
@@ -129,15 +130,28 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
         // Stored once the token_minted hook allows its token: a blocked one leaves no person behind.
         const prospective = directory.prospectAnonymous(org.id, { analytics: rc.analytics });
         const issued = await consistentWrite(request, ctx.headers, () =>
-          issuer.issue({
-            orgId: org.id,
-            personId: prospective.person.personId,
-            prospective,
-            methods: ['anonymous'],
-            issuer: 'anonymous',
-            authentications: [],
-            request: rc.analytics,
-          }),
+          issuer
+            .issue({
+              orgId: org.id,
+              personId: prospective.person.personId,
+              prospective,
+              methods: ['anonymous'],
+              issuer: 'anonymous',
+              authentications: [],
+              request: rc.analytics,
+            })
+            .catch(async (error: unknown) => {
+              // A blocked issuance fails the registration (API contract): said by AuthenticationFailed_v1,
+              // with no person, as none was stored.
+              if (error instanceof ServiceError && error.status === 403)
+                await ctx.events.publish(org.id, 'AuthenticationFailed_v1', {
+                  analytics_metadata: analyticsMetadata(rc.analytics),
+                  failed_authn_method: 'anonymous',
+                  failure_reason: 'token_blocked',
+                  failure_detail: error.message,
+                });
+              throw error;
+            }),
         );
         set.status = 201;
         return ok({ person_id: prospective.person.personId, token: issued.token });

@@ -76,14 +76,23 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
      * The events of a person that arrived, verified; waits until `names` (in any order) are all there.
      * With `handleValue`, also the events that name the person by that handle only (a failed sign-in).
      */
-    async function eventsOf(personId: string, names: string[], handleValue?: string) {
-      const pick = () =>
-        [...delivered.values()].filter(
-          (d) =>
-            d.event.person_id === personId ||
-            (handleValue !== undefined &&
-              (d.event.handle as { value?: string } | undefined)?.value === handleValue),
-        );
+    function eventsOf(personId: string, names: string[], handleValue?: string) {
+      return eventsWhere(
+        (event) =>
+          event.person_id === personId ||
+          (handleValue !== undefined &&
+            (event.handle as { value?: string } | undefined)?.value === handleValue),
+        names,
+        `for ${personId}`,
+      );
+    }
+    /** The delivered events `which` selects, once those named have arrived (15 s at most). */
+    async function eventsWhere(
+      which: (event: Record<string, unknown>) => boolean,
+      names: string[],
+      what: string,
+    ) {
+      const pick = () => [...delivered.values()].filter((d) => which(d.event));
       await until(
         async () => {
           for (const q of eventRx.requests.splice(0)) {
@@ -95,7 +104,7 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
           return names.every((n) => got.filter((g) => g === n).length >= names.filter((x) => x === n).length);
         },
         15_000,
-        `${names.join(', ')} for ${personId}`,
+        `${names.join(', ')} ${what}`,
       );
       return pick();
     }
@@ -191,7 +200,7 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
     });
 
     describe('a sign-up the token_minted hook blocks', () => {
-      it('leaves no anonymous person and publishes no event for it', async () => {
+      it('leaves no anonymous person, publishes nothing for it, and says AuthenticationFailed_v1', async () => {
         hookAnswer = () => new Response('no', { status: 403 });
         const calls = hookRx.requests.length;
         try {
@@ -208,6 +217,18 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
         const refused = (claims.trigger_content as { sub: string }).sub;
         expect(refused).toMatch(/^[0-9a-f-]{36}$/);
         await expectStatus(await t.http('GET', `/persons/${refused}`), 404);
+        // The registration failed, as API.md says of a blocked issuance; it names no person.
+        const failed = await eventsWhere(
+          (e) => e.failed_authn_method === 'anonymous',
+          ['AuthenticationFailed_v1'],
+          'of the blocked sign-up',
+        );
+        expect(one(failed, 'AuthenticationFailed_v1')[0]).toEqual({
+          analytics_metadata: expect.any(Object),
+          failed_authn_method: 'anonymous',
+          failure_reason: 'token_blocked',
+          failure_detail: expect.stringContaining('blocked the token'),
+        });
 
         // An allowed sign-up is stored and announced; by the time its events arrive (and a moment more),
         // none came for the refused one.
