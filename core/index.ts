@@ -109,7 +109,7 @@ export type {
   ServiceEvent,
 } from './events/types.ts';
 export { EVENTS_TOPIC } from './events/types.ts';
-export { type RequestContext, requestContextOf } from './http/client.ts';
+export { addressBucket, type RequestContext, requestContextOf } from './http/client.ts';
 export { consistentWrite } from './http/consistency.ts';
 export type { DirectAnswer, DirectRoute } from './http/direct-routes.ts';
 // HTTP conventions: the envelope, consistency headers, validation.

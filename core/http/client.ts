@@ -94,3 +94,26 @@ export function requestContextOf(request: Request): RequestContext {
     ...(origin ? { origin } : {}),
   };
 }
+
+/**
+ * The rate-limit bucket of a client address: an IPv4 address itself (an IPv4-mapped IPv6 one too), an
+ * IPv6 address its /64, the block one subscriber is usually given, so that a client cannot escape a
+ * per-address limit by stepping through the addresses of its own network.
+ *
+ * @example addressBucket('2001:db8:0:1::7') // '2001:db8:0:1::/64'
+ */
+export function addressBucket(ip: string): string {
+  const address = ip.replace(/%.*$/, '').toLowerCase();
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  const prefix = groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '') || '0');
+  return `${prefix.join(':')}::/64`;
+}

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../core/errors.ts';
+import { addressBucket } from '../../core/http/client.ts';
 import { formPostParams, formPostRedirect } from '../../core/http/form-post-callback.ts';
 import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
@@ -121,7 +122,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     try {
       const rc = deps.readContext(request);
       if (rc.clientIp) {
-        const take = await deps.perAddress.take(rc.clientIp);
+        const take = await deps.perAddress.take(addressBucket(rc.clientIp));
         if (!take.ok)
           throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
             headers: { 'retry-after': String(take.retryAfterSeconds) },

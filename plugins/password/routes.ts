@@ -3,6 +3,7 @@ import { eventHandle, type PersonDirectory } from '../../core/capabilities/perso
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import { PasswordChangeInitiator } from '../../core/events/shared-types.ts';
+import { addressBucket } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
@@ -121,7 +122,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
       async ({ org, request, set }) => {
         const rc = deps.readContext(request);
         if (rc.clientIp) {
-          const take = await deps.anonymousPerAddress.take(`${org.id}|${rc.clientIp}`);
+          const take = await deps.anonymousPerAddress.take(`${org.id}|${addressBucket(rc.clientIp)}`);
           if (!take.ok)
             throw PasswordErrors.TOO_MANY_ATTEMPTS.with({
               headers: { 'retry-after': String(take.retryAfterSeconds) },

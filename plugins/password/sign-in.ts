@@ -7,6 +7,7 @@ import {
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
+import { addressBucket } from '../../core/http/client.ts';
 import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -114,7 +115,7 @@ export function createSignIn(deps: SignInDeps) {
   ): Promise<Verified> {
     // The address first: a client spraying many handles is stopped without using their budgets.
     if (rc.clientIp) {
-      const take = await deps.perAddress.take(`${orgId}|${rc.clientIp}`);
+      const take = await deps.perAddress.take(`${orgId}|${addressBucket(rc.clientIp)}`);
       if (!take.ok) {
         await failed(orgId, rc, handle, 'too_many_attempts', 'too many attempts from this client address');
         return {

@@ -5,6 +5,7 @@ import {
   readIngestBody,
   submittedEvents,
 } from '../../core/events/ingest.ts';
+import { addressBucket } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { ErrorEnvelopeSchema, errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
 import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
@@ -51,7 +52,7 @@ export function ingestRoutes(ctx: ServiceContext, deps: IngestRouteDeps) {
       const submitted = submittedEvents(body, SDK_INGEST);
       const rc = readContext(request);
       if (rc.clientIp) {
-        const take = await perAddress.take(`${org.id}|${rc.clientIp}`, submitted.length);
+        const take = await perAddress.take(`${org.id}|${addressBucket(rc.clientIp)}`, submitted.length);
         if (!take.ok) throw tooMany(take.retryAfterSeconds, rate);
       }
       const bearer = bearerOf(request);

@@ -3,6 +3,7 @@ import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { CoreErrors } from '../../core/errors.ts';
 import { eventDefinition } from '../../core/events/catalogue/index.ts';
 import { buildSubmitted, readIngestBody } from '../../core/events/ingest.ts';
+import { addressBucket } from '../../core/http/client.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
@@ -55,7 +56,7 @@ export function logoutRoutes(ctx: ServiceContext, deps: LogoutDeps) {
       await cors.check(request, org.id, set);
       const rc = readContext(request);
       if (rc.clientIp) {
-        const take = await perAddress.take(`${org.id}|${rc.clientIp}`);
+        const take = await perAddress.take(`${org.id}|${addressBucket(rc.clientIp)}`);
         if (!take.ok) throw tooMany(take.retryAfterSeconds, rate);
       }
       const members = logoutMembers(await readIngestBody(request, 8192, { optional: true }));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test';
 import { loadConfig } from '../../core/config.ts';
-import { clientIpOf } from '../../core/http/client.ts';
+import { addressBucket, clientIpOf } from '../../core/http/client.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import {
   type RecordingIdentityService as IdentityService,
@@ -173,5 +173,17 @@ describe('the analytics correlation ID', () => {
       analytics_correlation_id: string;
     };
     expect(fresh.analytics_correlation_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('the rate-limit bucket of a client address', () => {
+  it('is an IPv4 address itself, and an IPv6 address its /64', () => {
+    expect(addressBucket('198.51.100.7')).toBe('198.51.100.7');
+    expect(addressBucket('::ffff:198.51.100.7')).toBe('198.51.100.7');
+    for (const ip of ['2001:db8:0:1::7', '2001:DB8:0:1:ffff:1:2:3', '2001:0db8:0000:0001:0:0:0:9'])
+      expect(addressBucket(ip)).toBe('2001:db8:0:1::/64');
+    expect(addressBucket('2001:db8::')).toBe('2001:db8:0:0::/64');
+    expect(addressBucket('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressBucket('::1')).toBe('0:0:0:0::/64');
   });
 });

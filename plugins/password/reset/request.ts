@@ -1,4 +1,5 @@
 import type { PersonDirectory, PersonHandle } from '../../../core/capabilities/person-directory.ts';
+import { addressBucket } from '../../../core/http/client.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { uuidv7 } from '../../../core/ids.ts';
 import type { Logger } from '../../../core/log.ts';
@@ -50,7 +51,7 @@ export function createResetRequests(deps: ResetRequestDeps) {
 
   async function accept(orgId: string, given: PersonHandle, rc: RequestContext): Promise<void> {
     if (rc.clientIp) {
-      const take = await deps.perAddress.take(`${orgId}|${rc.clientIp}`);
+      const take = await deps.perAddress.take(`${orgId}|${addressBucket(rc.clientIp)}`);
       if (!take.ok) throw tooMany(take.retryAfterSeconds, 'from this address');
     }
     const handle = directory.normaliseHandle(given);

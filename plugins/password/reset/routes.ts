@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { ServiceError } from '../../../core/errors.ts';
+import { addressBucket } from '../../../core/http/client.ts';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses } from '../../../core/http/envelope.ts';
 import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-page.ts';
@@ -63,7 +64,7 @@ export function resetRoutes(ctx: ServiceContext, deps: ResetRouteDeps) {
   /** The confirmation limit per client address; a 429 that says when to retry. */
   async function limitConfirmations(rc: RequestContext) {
     if (!rc.clientIp) return;
-    const take = await deps.confirmPerAddress.take(rc.clientIp);
+    const take = await deps.confirmPerAddress.take(addressBucket(rc.clientIp));
     if (!take.ok)
       throw PasswordErrors.TOO_MANY_ATTEMPTS.with({
         headers: { 'retry-after': String(take.retryAfterSeconds) },

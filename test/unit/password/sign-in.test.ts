@@ -126,6 +126,11 @@ describe('POST /authenticate/password', () => {
     await expectStatus(await from('198.51.100.7', 'b'), 401);
     await expectStatus(await from('198.51.100.7', 'c'), 429);
     await expectStatus(await from('203.0.113.9', 'c'), 401);
+    // IPv6: one /64 is one client, whichever of its addresses it steps through; another /64 is another.
+    await expectStatus(await from('2001:db8:0:1::1', 'd'), 401);
+    await expectStatus(await from('2001:db8:0:1::2', 'e'), 401);
+    await expectStatus(await from('2001:db8:0:1:ffff::3', 'f'), 429);
+    await expectStatus(await from('2001:db8:0:2::1', 'f'), 401);
   });
 
   it('verifies imported bcrypt and argon2id hashes and rehashes them to argon2id', async () => {
