@@ -89,7 +89,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
     });
   }
 
-  /** The client of a login, or the redirect that says it was removed meanwhile. */
+  /** The client of a login as it is now: see clientOfLogin. */
   const clientOf = (login: PendingLogin): Promise<OAuthClient | LoginAnswer> =>
     clientOfLogin(deps.server, login, deps.answer);
 
