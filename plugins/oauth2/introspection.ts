@@ -3,6 +3,7 @@ import type { PersonDirectory } from '../../core/capabilities/person-directory.t
 import type { AccessTokens } from './access-tokens.ts';
 import { emptyAnswer, jsonAnswer } from './responses.ts';
 import { SCOPE_TOKEN } from './schema.ts';
+import { SCOPE_LIST_RULE } from './scopes.ts';
 import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
 
 const looksLikeJwt = (token: string) => token.split('.').length === 3;
@@ -22,11 +23,7 @@ function requiredScopes(params: Map<string, string>): string[] | undefined {
   const scope = params.get('scope');
   if (scope === undefined) return undefined;
   const scopes = scope.split(' ');
-  if (!scopes.every((s) => SCOPE_TOKEN.test(s)))
-    throw new OAuthError(
-      'invalid_request',
-      'scope must be scope tokens separated by single spaces (visible ASCII except " and \\)',
-    );
+  if (!scopes.every((s) => SCOPE_TOKEN.test(s))) throw new OAuthError('invalid_request', SCOPE_LIST_RULE);
   return scopes;
 }
 
