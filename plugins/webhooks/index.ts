@@ -15,6 +15,7 @@ import { migrations } from './migrations/index.ts';
 import { createAttemptRecorder } from './pipeline/attempts.ts';
 import { createDeliveryHandler } from './pipeline/delivery.ts';
 import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
+import { createFreshDeliveries } from './pipeline/fresh-deliveries.ts';
 import { createHookLog } from './pipeline/hook-log.ts';
 import { createEventCache } from './pipeline/loader.ts';
 import { webhookMetrics } from './pipeline/metrics.ts';
@@ -136,7 +137,15 @@ export const webhooks = (options: WebhooksOptions = {}) =>
       const recorder = createAttemptRecorder(ctx.storage);
       const metrics = webhookMetrics(ctx.metrics);
       const events = createEventCache();
-      const router = createRouter({ storage: ctx.storage, bus: ctx.bus, clock: ctx.clock, log, events });
+      const fresh = createFreshDeliveries();
+      const router = createRouter({
+        storage: ctx.storage,
+        bus: ctx.bus,
+        clock: ctx.clock,
+        log,
+        events,
+        fresh,
+      });
       const deliver = createDeliveryHandler({
         storage: ctx.storage,
         signer: ctx.signer,
@@ -147,6 +156,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
         recorder,
         issuer: ctx.config.publicBaseUrl,
         events,
+        fresh,
         metrics,
       });
       const openHeaders = createHeaderOpener(ctx.secrets);

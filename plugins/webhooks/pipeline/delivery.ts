@@ -17,6 +17,7 @@ import { createHeaderOpener } from '../store/custom-headers.ts';
 import { type AttemptRecord, type AttemptRecorder, RESPONSE_EXCERPT_CHARS } from './attempts.ts';
 import { nextAfterFailure, RETRY_WINDOW_MS } from './backoff.ts';
 import type { DeliveryMessage } from './enqueue.ts';
+import type { FreshDeliveries } from './fresh-deliveries.ts';
 import { createDeliveryLoader, type DeliveryToAttempt, type EventCache } from './loader.ts';
 import type { DeliveryOutcome, WebhookMetrics } from './metrics.ts';
 
@@ -39,6 +40,8 @@ export interface DeliveryDeps {
   issuer: string;
   /** Events the router fanned out lately, shared with it. */
   events: EventCache;
+  /** Deliveries the router has just committed, for their first attempt. */
+  fresh: FreshDeliveries;
   /** Where attempts are counted by outcome, with their latency. */
   metrics: WebhookMetrics;
 }
@@ -68,7 +71,7 @@ export function failureOf(result: DeliveryResult): { kind: string; message: stri
  */
 export function createDeliveryHandler(deps: DeliveryDeps) {
   const { clock, recorder, metrics } = deps;
-  const loader = createDeliveryLoader(deps.storage, deps.events);
+  const loader = createDeliveryLoader(deps.storage, deps.events, deps.fresh);
   const openHeaders = createHeaderOpener(deps.secrets);
 
   async function attempt(d: DeliveryToAttempt, webhook: NonNullable<DeliveryToAttempt['webhook']>) {
@@ -104,7 +107,7 @@ export function createDeliveryHandler(deps: DeliveryDeps) {
 
   return async function handle(msg: Delivered<DeliveryMessage>): Promise<Outcome> {
     const id = msg.payload?.delivery_id;
-    const d = typeof id === 'string' ? await loader.load(id) : undefined;
+    const d = typeof id === 'string' ? await loader.load(id, msg.attempt) : undefined;
     if (!d) return drop(`no delivery ${String(id)}`);
     // Settled already: this is the message again after a crash between the record and the ack.
     if (d.status === 'succeeded' || d.status === 'dropped') return ack();

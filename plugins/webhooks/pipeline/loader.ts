@@ -4,6 +4,7 @@ import { prepared } from '../../../core/db/prepared.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
+import type { FreshDeliveries } from './fresh-deliveries.ts';
 
 /** What one attempt needs: the delivery, its webhook (null once deleted) and the event. */
 export interface DeliveryToAttempt {
@@ -72,10 +73,12 @@ const selectEvents = prepared<{ event_id: string; content: JsonValue | string }>
 
 /**
  * Loads deliveries for their attempts, batched (see createBatchLoader): one query for the deliveries
- * and their webhooks, another only for events the cache does not hold. The webhook is read on every
- * attempt, never cached, so a deleted webhook gets no further attempt.
+ * and their webhooks, another only for events the cache does not hold. A first attempt of a delivery
+ * this process's router has just committed starts from what the router wrote and read (`fresh`: the
+ * webhook as it was a moment before); every other attempt reads the webhook again, so a deleted
+ * webhook gets no further attempt.
  */
-export function createDeliveryLoader(storage: Storage, cache: EventCache) {
+export function createDeliveryLoader(storage: Storage, cache: EventCache, fresh: FreshDeliveries) {
   async function load(ids: string[]): Promise<Map<string, DeliveryToAttempt>> {
     const valid = ids.filter(isUuid);
     const out = new Map<string, DeliveryToAttempt>();
@@ -121,5 +124,12 @@ export function createDeliveryLoader(storage: Storage, cache: EventCache) {
       });
     return out;
   }
-  return createBatchLoader(load, { concurrency: batchingFor(storage).concurrency });
+  const batches = createBatchLoader(load, { concurrency: batchingFor(storage).concurrency });
+  return {
+    /** The delivery `id` for the message's `attempt` (1 for the first), or undefined when there is none. */
+    load(id: string, attempt: number): Promise<DeliveryToAttempt | undefined> {
+      const d = attempt === 1 ? fresh.take(id) : undefined;
+      return d ? Promise.resolve(d) : batches.load(id);
+    },
+  };
 }

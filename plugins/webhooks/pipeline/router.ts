@@ -9,7 +9,8 @@ import type { Clock } from '../../../core/ports/clock.ts';
 import { ack, type Delivered, drop, type EventBus, type JsonValue } from '../../../core/ports/event-bus.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { createDeliveries } from './enqueue.ts';
-import type { EventCache } from './loader.ts';
+import type { FreshDeliveries } from './fresh-deliveries.ts';
+import type { DeliveryToAttempt, EventCache } from './loader.ts';
 
 export interface RouterDeps {
   storage: Storage;
@@ -18,23 +19,36 @@ export interface RouterDeps {
   log: Logger;
   /** Where each fanned-out event is left for the deliveries that follow. */
   events: EventCache;
+  /** Where each delivery made is left, with its webhook, for its first attempt here. */
+  fresh: FreshDeliveries;
 }
+
+/** A webhook with a matching trigger, as its deliveries' first attempt needs it. */
+type Target = NonNullable<DeliveryToAttempt['webhook']> & { webhookId: string };
 
 interface FanOut {
   msgId: string;
   orgId: string;
   triggerName: string;
   event: ServiceEvent;
-  webhookIds: string[];
+  targets: Target[];
 }
 
 const keyOf = (orgId: string, name: string) => `${orgId} ${name}`;
 
 // The (org, name) pairs as a recordset, and their distinct orgs and names as arrays for the index.
-const selectTriggers = prepared<{ org_id: string; trigger_name: string; webhook_id: string }>(
-  'webhooks_route_triggers',
-  `select t.org_id, t.trigger_name, t.webhook_id
+const selectTriggers = prepared<{
+  org_id: string;
+  trigger_name: string;
+  webhook_id: string;
+  target_url: string;
+  custom_headers: string | null;
+  timeout_ns: string | number | null;
+}>(
+  'webhooks_route_targets',
+  `select t.org_id, t.trigger_name, t.webhook_id, w.target_url, w.custom_headers, w.timeout_ns
    from webhook_triggers t
+   join webhooks w on w.id = t.webhook_id and w.org_id = t.org_id
    join jsonb_to_recordset($1::jsonb) as k(o uuid, n text) on t.org_id = k.o and t.trigger_name = k.n
    where t.trigger_type = 'event' and t.org_id = any($2::uuid[]) and t.trigger_name = any($3::text[])
    order by t.webhook_id`,
@@ -45,13 +59,14 @@ const selectTriggers = prepared<{ org_id: string; trigger_name: string; webhook_
  * a matching `event` trigger (an indexed query, no cache, so a trigger added a moment ago counts) and,
  * in one transaction, records one delivery per webhook and publishes one message per webhook on the
  * deliveries topic. Fan-outs that arrive together share that transaction (group commit); each still
- * commits whole or not at all.
+ * commits whole or not at all. Once committed, each delivery is left in `fresh` with its webhook as the
+ * lookup read it, so that its first attempt in this process need not read it back.
  */
 export function createRouter(deps: RouterDeps) {
   const { storage, bus, clock } = deps;
   const { concurrency } = batchingFor(storage);
 
-  const lookup = createBatchLoader<string[]>(
+  const lookup = createBatchLoader<Target[]>(
     async (keys) => {
       const pairs = keys.map((k) => k.split(' ') as [string, string]);
       const rows = await selectTriggers(
@@ -60,12 +75,18 @@ export function createRouter(deps: RouterDeps) {
         `{${[...new Set(pairs.map(([o]) => o))].join(',')}}`,
         `{${[...new Set(pairs.map(([, n]) => n))].join(',')}}`,
       );
-      const out = new Map<string, string[]>();
+      const out = new Map<string, Target[]>();
       for (const r of rows) {
         const key = keyOf(r.org_id, r.trigger_name);
+        const target = {
+          webhookId: r.webhook_id,
+          targetUrl: r.target_url,
+          customHeaders: r.custom_headers,
+          timeoutNs: r.timeout_ns === null ? null : Number(r.timeout_ns),
+        };
         const list = out.get(key);
-        if (list) list.push(r.webhook_id);
-        else out.set(key, [r.webhook_id]);
+        if (list) list.push(target);
+        else out.set(key, [target]);
       }
       return out;
     },
@@ -75,7 +96,7 @@ export function createRouter(deps: RouterDeps) {
   const fanOut = createGroupCommit<FanOut>({
     storage,
     // A transaction of a few thousand deliveries at most, however many webhooks share a trigger.
-    weigh: (f) => f.webhookIds.length,
+    weigh: (f) => f.targets.length,
     maxWeight: 4096,
     concurrency,
     async write(tx, items) {
@@ -91,16 +112,41 @@ export function createRouter(deps: RouterDeps) {
           },
         ]),
       );
+      let made: Awaited<ReturnType<typeof createDeliveries>> = [];
+      // Registered before the bus's own hook, which may hand the deliveries to a handler at once.
       tx.afterCommit(() => {
         for (const e of events.values()) deps.events.set(e.eventId, e.content);
+        const bySource = new Map(items.map((f) => [f.msgId, f]));
+        for (const m of made) {
+          const f = bySource.get(m.source);
+          const target = f?.targets.find((t) => t.webhookId === m.webhookId);
+          if (!f || !target) continue;
+          deps.fresh.put({
+            id: m.id,
+            orgId: f.orgId,
+            webhookId: m.webhookId,
+            eventId: f.event.event_metadata.event_id,
+            triggerType: 'event',
+            triggerName: f.triggerName,
+            status: 'pending',
+            attempts: 0,
+            firstAttemptAt: null,
+            webhook: {
+              targetUrl: target.targetUrl,
+              customHeaders: target.customHeaders,
+              timeoutNs: target.timeoutNs,
+            },
+            content: f.event as JsonValue,
+          });
+        }
       });
-      await createDeliveries(
+      made = await createDeliveries(
         tx,
         bus,
         now,
         [...events.values()],
         items.flatMap((f) =>
-          f.webhookIds.map((webhookId) => ({
+          f.targets.map(({ webhookId }) => ({
             orgId: f.orgId,
             webhookId,
             eventId: f.event.event_metadata.event_id,
@@ -123,9 +169,9 @@ export function createRouter(deps: RouterDeps) {
       // Events no trigger may name (cloud-provider events) have no webhooks to reach.
       const triggerName = acceptedTriggerName(meta.event_name);
       if (!orgId || !isUuid(orgId) || !triggerName) return ack();
-      const webhookIds = (await lookup.load(keyOf(orgId, triggerName))) ?? [];
-      if (webhookIds.length === 0) return ack();
-      await fanOut.add({ msgId: msg.id, orgId, triggerName, event: msg.payload, webhookIds });
+      const targets = (await lookup.load(keyOf(orgId, triggerName))) ?? [];
+      if (targets.length === 0) return ack();
+      await fanOut.add({ msgId: msg.id, orgId, triggerName, event: msg.payload, targets });
       return ack();
     },
     topic: EVENTS_TOPIC,

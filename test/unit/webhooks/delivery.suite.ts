@@ -249,6 +249,29 @@ export function deliverySuite(name: string, make: () => Promise<WebhookTestServi
       expect(row!.settled_at).not.toBeNull();
     });
 
+    it('reads the webhook again for a retry: a target changed after the first attempt gets it', async () => {
+      const before = receiver(() => new Response('nope', { status: 500 }));
+      const after = receiver();
+      const { id, target } = await hook(before, 'PermissionsSetToPerson_v1');
+      const [event] = await publish('PermissionsSetToPerson_v1');
+      await until(() => hits(before, target).length >= 1, 10_000, 'the first attempt');
+      const moved = after.url(`/hook-moved-${n}`, 'b.hooks.test');
+      const patched = await t.call('PATCH', `/organizations/webhooks/${id}`, { body: { target_url: moved } });
+      await expectStatus(patched, 200);
+      await until(
+        async () => (await deliveriesOf(id)).result?.[0]?.status === 'succeeded',
+        10_000,
+        'success at the new target',
+      );
+      expect(hits(before, target)).toHaveLength(1);
+      const got = hits(after, moved);
+      expect(got).toHaveLength(1);
+      const claims = await t.verify({ body: got[0]!.body, url: moved });
+      expect(claims.sub).toBe(event!.event_metadata.event_id);
+      expect(claims.target_url).toBe(moved);
+      expect((await deliveriesOf(id)).result[0].attempt_count).toBe(2);
+    });
+
     it('delivers a duplicated test event twice with the same sub', async () => {
       const rx = receiver();
       const { target } = await hook(rx, 'RolesSetToPerson_v1');
