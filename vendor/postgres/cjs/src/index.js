@@ -237,18 +237,31 @@ function Postgres(a, b) {
     let savepoints = 0
       , connection
       , prepare = null
+      , executing
 
     try {
-      await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      // identity-service patch: a plain BEGIN is not waited for. Once it is on its connection, the
+      // transaction's first query follows it in the same pipeline, and its answer is checked before the
+      // COMMIT: one round trip less for every transaction. With options (an isolation level, say), whose
+      // failure would leave the next query outside a transaction, BEGIN is waited for as upstream does.
+      const began = sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      if (options) {
+        await began
+      } else {
+        began.catch(() => { /* settled again by scope() before its COMMIT */ })
+        await Promise.race([new Promise(r => executing = r), began])
+      }
       return await Promise.race([
-        scope(connection, fn),
+        scope(connection, fn, undefined, options ? undefined : began),
         new Promise((_, reject) => connection.onclose = reject)
       ])
     } catch (error) {
       throw error
     }
 
-    async function scope(c, fn, name) {
+    async function scope(c, fn, name, began) {
+      // The first query of a transaction whose BEGIN is still under way joins BEGIN's pipeline.
+      let behindBegin = !!began
       const sql = Sql(handler)
       sql.savepoint = savepoint
       sql.prepare = x => prepare = x.replace(/[^a-z0-9$-_. ]/gi)
@@ -261,6 +274,7 @@ function Postgres(a, b) {
           const x = fn(sql)
           Promise.resolve(Array.isArray(x) ? Promise.all(x) : x).then(resolve, reject)
         })
+        began && await began
 
         if (uncaughtError)
           throw uncaughtError
@@ -290,6 +304,11 @@ function Postgres(a, b) {
 
       function handler(q) {
         q.catch(e => uncaughtError || (uncaughtError = e))
+        if (behindBegin) {
+          behindBegin = false
+          if (c.queue === full && queries.length === 0)
+            return void c.execute(q)
+        }
         c.queue === full
           ? queries.push(q)
           : c.execute(q) || move(c, full)
@@ -298,6 +317,7 @@ function Postgres(a, b) {
 
     function onexecute(c) {
       connection = c
+      executing && executing()
       move(c, reserved)
       c.reserved = () => queries.length
         ? c.execute(queries.shift())
