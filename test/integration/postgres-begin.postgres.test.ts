@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test';
-import { createConnection, createServer, type Socket } from 'node:net';
 import postgres from 'postgres';
-import { DATABASE_URL } from './support.ts';
+import { postgresProxy } from './postgres-proxy.ts';
 
 /**
  * The vendored postgres.js's pipelined BEGIN (vendor/postgres/PATCHED.md): a transaction's first query
@@ -16,13 +15,9 @@ import { DATABASE_URL } from './support.ts';
  * BEGIN passes instead.
  */
 async function holdingProxy(o: { holdMs?: number; resetOnBegin?: boolean } = {}) {
-  const target = new URL(DATABASE_URL);
-  const sockets = new Set<Socket>();
   let pipelined = 0;
   let heldFor = 0;
-  const server = createServer((client) => {
-    const upstream = createConnection(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await postgresProxy((client, upstream) => {
     let held: Buffer[] | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const release = () => {
@@ -58,25 +53,8 @@ async function holdingProxy(o: { holdMs?: number; resetOnBegin?: boolean } = {})
       if (held) held.push(chunk);
       else if (client.writable) client.write(chunk);
     });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(DATABASE_URL);
-  url.host = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  return {
-    url: url.toString(),
-    pipelined: () => pipelined,
-    heldFor: () => heldFor,
-    close() {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
+  return { ...proxy, pipelined: () => pipelined, heldFor: () => heldFor };
 }
 
 let cleanup: (() => Promise<void>) | undefined;

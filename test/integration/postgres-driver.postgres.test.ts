@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import postgres from 'postgres';
-import { DATABASE_URL } from './support.ts';
+import { postgresProxy } from './postgres-proxy.ts';
 
 /**
  * The vendored postgres.js when Postgres ends a connection while it is still starting up: each new connection
@@ -29,13 +28,8 @@ function adminShutdown(): Buffer {
  * query naming `reset-me` passes; later connections pass through.
  */
 async function saboteur(how: Sabotage): Promise<{ url: string; sabotaged: () => number; close(): void }> {
-  const target = new URL(DATABASE_URL);
   let sabotaged = 0;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    sockets.add(client);
-    const upstream = createConnection(Number(target.port || 5432), target.hostname);
-    sockets.add(upstream);
+  const proxy = await postgresProxy((client, upstream) => {
     const armed = sabotaged === 0;
     client.on('data', (chunk: Buffer) => {
       const trigger = how === 'reset-marked' ? 'reset-me' : 'pg_catalog.pg_type';
@@ -49,25 +43,8 @@ async function saboteur(how: Sabotage): Promise<{ url: string; sabotaged: () => 
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => client.writable && client.write(chunk));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  const url = new URL(DATABASE_URL);
-  url.host = `127.0.0.1:${port}`;
-  return {
-    url: url.toString(),
-    sabotaged: () => sabotaged,
-    close() {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
+  return { ...proxy, sabotaged: () => sabotaged };
 }
 
 const unhandled: unknown[] = [];
