@@ -116,10 +116,11 @@ export function createRouter(deps: RouterDeps) {
       // Registered before the bus's own hook, which may hand the deliveries to a handler at once.
       tx.afterCommit(() => {
         for (const e of events.values()) deps.events.set(e.eventId, e.content);
-        const bySource = new Map(items.map((f) => [f.msgId, f]));
+        const planned = new Map(
+          items.flatMap((f) => f.targets.map((t) => [`${f.msgId} ${t.webhookId}`, { f, t }])),
+        );
         for (const m of made) {
-          const f = bySource.get(m.source);
-          const target = f?.targets.find((t) => t.webhookId === m.webhookId);
+          const { f, t: target } = planned.get(`${m.source} ${m.webhookId}`) ?? {};
           if (!f || !target) continue;
           deps.fresh.put({
             id: m.id,
