@@ -1,5 +1,5 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
-import bcrypt from 'bcryptjs';
+import { verify as bcryptVerify } from '@node-rs/bcrypt';
 
 /** argon2id cost parameters: memory in KiB, passes, lanes. */
 export interface Argon2Params {
@@ -29,22 +29,19 @@ const BCRYPT_MAX_BYTES = 72;
 const utf8 = new TextEncoder();
 
 /**
- * Verifies an imported bcrypt hash. On Bun, by Bun.password on a thread of its pool, so that a costly
- * hash (cost 12 takes about 300 ms) never holds the event loop: a burst of wrong passwords for such
- * handles would otherwise stall every request of the process. Bun pre-hashes a password longer than 72
- * bytes, which bcrypt itself truncates, so it is given the first 72 bytes. On Node and Deno, bcryptjs,
- * in slices on the event loop's thread.
+ * Verifies an imported bcrypt hash through @node-rs/bcrypt, on a worker thread of the runtime's pool
+ * (libuv on Node and Deno, Bun's own), so that a costly hash (cost 12 takes about 300 ms) never holds the
+ * event loop: a burst of wrong passwords for such handles would otherwise stall every request of the
+ * process. bcrypt reads the first 72 bytes of a password, and is given no more.
  */
 function verifyBcrypt(encoded: string, password: string): Promise<boolean> {
-  if (process.versions.bun)
-    return Bun.password.verify(utf8.encode(password).subarray(0, BCRYPT_MAX_BYTES), encoded, 'bcrypt');
-  return bcrypt.compare(password, encoded);
+  return bcryptVerify(utf8.encode(password).subarray(0, BCRYPT_MAX_BYTES), encoded);
 }
 
 /**
  * Hashing and verification of passwords: argon2id (PHC string) through @node-rs/argon2, which runs on
- * a libuv worker thread on Bun, Node and Deno alike, so a hash never blocks the event loop; bcrypt
- * ($2a$, $2b$, $2y$), for imported hashes only, as `verifyBcrypt` says.
+ * a worker thread on Bun, Node and Deno alike, so a hash never blocks the event loop; bcrypt ($2a$,
+ * $2b$, $2y$), for imported hashes only, through @node-rs/bcrypt, the same way.
  */
 export function createHasher(params: Argon2Params) {
   const options = {

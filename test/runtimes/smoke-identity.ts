@@ -1,8 +1,10 @@
 /**
  * The identity half of the runtime smoke: create a person, set its password (argon2id through the
  * native add-on, @node-rs/argon2, which must load on every runtime), sign in, and validate the token,
- * both through the API and against /.well-known/jwks.json.
+ * both through the API and against /.well-known/jwks.json; then sign in with an imported bcrypt hash
+ * (the other add-on, @node-rs/bcrypt).
  */
+import { hashSync as bcryptHash } from '@node-rs/bcrypt';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { call, check, expectAnswer, raw, type SmokeTarget } from './http.ts';
 
@@ -19,11 +21,11 @@ export async function smokeIdentity(t: SmokeTarget): Promise<string[]> {
   expectAnswer(set, 204, 'PUT a password (argon2id)');
 
   // End-user facing: the organization only, no API key.
-  const signIn = async (password: string) => {
+  const signIn = async (password: string, who: { type: string; value: string } = handle) => {
     const res = await fetch(`${t.baseUrl}/authenticate/password`, {
       method: 'POST',
       headers: { 'Service-OrgID': t.orgId, 'content-type': 'application/json' },
-      body: JSON.stringify({ handle, password }),
+      body: JSON.stringify({ handle: who, password }),
     });
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, json: JSON.parse(text || 'null') };
@@ -33,6 +35,18 @@ export async function smokeIdentity(t: SmokeTarget): Promise<string[]> {
   expectAnswer(ok, 200, 'sign in with the password');
   const token: string = ok.json?.result?.token;
   check(ok.json?.result?.person_id === personId, `the sign-in names the person (got ${ok.text})`);
+
+  // An imported bcrypt hash ($2y$, as PHP writes them), verified by the native add-on on this runtime.
+  const importedHandle = { type: 'username', value: `imported-${t.runtime}` };
+  const imported = await call(t, 'POST', '/persons', { handles: [importedHandle] });
+  expectAnswer(imported, 201, 'POST a person to import');
+  const importedHash = bcryptHash(secret, 10).replace(/^\$2b\$/, '$2y$');
+  const put = await call(t, 'PUT', `/persons/${imported.json?.result?.person_id}/credentials/password`, {
+    password_hash: importedHash,
+  });
+  expectAnswer(put, 204, 'PUT an imported bcrypt hash');
+  expectAnswer(await signIn('not the password at all', importedHandle), 401, 'a wrong password (bcrypt)');
+  expectAnswer(await signIn(secret, importedHandle), 200, 'sign in with the imported bcrypt hash');
 
   const valid = await call(t, 'POST', '/token/validate', { token });
   expectAnswer(valid, 200, 'POST /token/validate');
@@ -65,6 +79,6 @@ export async function smokeIdentity(t: SmokeTarget): Promise<string[]> {
     `DELETE with a JSON content-type and no body: expected 204, got ${gone.status} ${gone.body}`,
   );
   return [
-    'person, argon2id password, sign-in 401/200, token valid (API and JWKS), bodiless mint-token and DELETE',
+    'person, argon2id password, sign-in 401/200, bcrypt import sign-in 401/200, token valid (API and JWKS), bodiless mint-token and DELETE',
   ];
 }

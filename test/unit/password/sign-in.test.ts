@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'bun:test';
 import { hash as argon2Hash } from '@node-rs/argon2';
-import bcrypt from 'bcryptjs';
+import { hashSync as makeBcryptHash } from '@node-rs/bcrypt';
 import { sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -136,7 +136,7 @@ describe('POST /authenticate/password', () => {
   it('verifies imported bcrypt and argon2id hashes and rehashes them to argon2id', async () => {
     const { s, person } = await withPerson();
     const other = await s.addPerson([{ type: 'username', value: 'grace' }]);
-    const bcryptHash = bcrypt.hashSync(GOOD, 4).replace(/^\$2b\$/, '$2y$');
+    const bcryptHash = makeBcryptHash(GOOD, 4).replace(/^\$2b\$/, '$2y$');
     const oldArgon = await argon2Hash(GOOD, { algorithm: 2, memoryCost: 4096, timeCost: 1, parallelism: 1 });
     await expectStatus(await s.setPassword(person.personId, { password_hash: bcryptHash }), 204);
     await expectStatus(await s.setPassword(other.personId, { password_hash: oldArgon }), 204);
