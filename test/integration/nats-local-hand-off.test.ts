@@ -232,7 +232,9 @@ describe('JetStream bus: messages committed to a topic this process consumes', (
       { concurrency: 1, leaseMs: 1000 },
     );
     // 'slow' runs here for 1.6 s, within its row's two leases; 'pulled' comes on the open pull, waits
-    // half its ack wait of 1 s, is handed back and comes again once the slot is free.
+    // half its ack wait of 1 s, is handed back and comes again once the slot is free. The pull must be
+    // open before 'slow' takes the one slot: a loop that starts after it asks for nothing until it ends.
+    await f.pullOpen('orders');
     await publishIn(b, ['slow']);
     await b.publish('orders', [{ id: 'pulled', payload: 1 }]);
     await waitFor(() => seen.some((s) => s.startsWith('pulled')), 10_000, 'the pulled message');

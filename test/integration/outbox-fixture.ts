@@ -8,6 +8,7 @@ import {
   type JetStreamOptions,
   natsOutboxMigrations,
 } from '../../adapters/nats/index.ts';
+import { CONSUMER_NAME } from '../../adapters/nats/streams.ts';
 import { createLogger } from '../../core/log.ts';
 import { ack, type Delivered, type EventBus, type JsonValue } from '../../core/ports/event-bus.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -53,6 +54,28 @@ export function outboxFixture() {
       const until = Date.now() + 5000;
       while ((await f.outboxRows()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       return f.outboxRows();
+    },
+    /**
+     * Waits until the topic's durable consumer has a pull request open (a consumer's loop asks for
+     * messages once it has found or made the consumer): a message published after that comes on it.
+     */
+    async pullOpen(topic: string, ms = 10_000) {
+      const nc = await connect({ servers: [NATS_URL] });
+      try {
+        const jsm = await jetstreamManager(nc);
+        const until = Date.now() + ms;
+        for (;;) {
+          const waiting = await jsm.consumers.info(`${f.prefix}_${topic}`, CONSUMER_NAME).then(
+            (i) => i.num_waiting,
+            () => 0,
+          );
+          if (waiting > 0) return;
+          if (Date.now() > until) throw new Error(`no pull request open on ${topic} after ${ms} ms`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      } finally {
+        await nc.close();
+      }
     },
     /** How many messages the topic's stream ever stored (0 when it has none). */
     async storedInJetStream(topic: string) {
