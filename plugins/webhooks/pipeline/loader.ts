@@ -22,6 +22,20 @@ export interface DeliveryToAttempt {
   content: JsonValue | null;
 }
 
+/** What an attempt needs of a webhook. */
+export type WebhookToCall = NonNullable<DeliveryToAttempt['webhook']>;
+
+/** A webhook's columns as the delivery loader and the router's lookup read them. */
+export const webhookOf = (
+  targetUrl: string,
+  customHeaders: string | null,
+  timeoutNs: string | number | null,
+): WebhookToCall => ({
+  targetUrl,
+  customHeaders,
+  timeoutNs: timeoutNs === null ? null : Number(timeoutNs),
+});
+
 interface Row {
   id: string;
   org_id: string;
@@ -112,14 +126,7 @@ export function createDeliveryLoader(storage: Storage, cache: EventCache, fresh:
         status: r.status,
         attempts: Number(r.attempts),
         firstAttemptAt: r.first_attempt_at === null ? null : Number(r.first_attempt_at),
-        webhook:
-          r.target_url === null
-            ? null
-            : {
-                targetUrl: r.target_url,
-                customHeaders: r.custom_headers,
-                timeoutNs: r.timeout_ns === null ? null : Number(r.timeout_ns),
-              },
+        webhook: r.target_url === null ? null : webhookOf(r.target_url, r.custom_headers, r.timeout_ns),
         content: contents.get(r.event_id) ?? null,
       });
     return out;

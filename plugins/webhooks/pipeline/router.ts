@@ -10,7 +10,7 @@ import { ack, type Delivered, drop, type EventBus, type JsonValue } from '../../
 import type { Storage } from '../../../core/ports/storage.ts';
 import { createDeliveries } from './enqueue.ts';
 import type { FreshDeliveries } from './fresh-deliveries.ts';
-import type { DeliveryToAttempt, EventCache } from './loader.ts';
+import { type EventCache, type WebhookToCall, webhookOf } from './loader.ts';
 
 export interface RouterDeps {
   storage: Storage;
@@ -24,7 +24,10 @@ export interface RouterDeps {
 }
 
 /** A webhook with a matching trigger, as its deliveries' first attempt needs it. */
-type Target = NonNullable<DeliveryToAttempt['webhook']> & { webhookId: string };
+interface Target {
+  webhookId: string;
+  webhook: WebhookToCall;
+}
 
 interface FanOut {
   msgId: string;
@@ -80,9 +83,7 @@ export function createRouter(deps: RouterDeps) {
         const key = keyOf(r.org_id, r.trigger_name);
         const target = {
           webhookId: r.webhook_id,
-          targetUrl: r.target_url,
-          customHeaders: r.custom_headers,
-          timeoutNs: r.timeout_ns === null ? null : Number(r.timeout_ns),
+          webhook: webhookOf(r.target_url, r.custom_headers, r.timeout_ns),
         };
         const list = out.get(key);
         if (list) list.push(target);
@@ -132,11 +133,7 @@ export function createRouter(deps: RouterDeps) {
             status: 'pending',
             attempts: 0,
             firstAttemptAt: null,
-            webhook: {
-              targetUrl: target.targetUrl,
-              customHeaders: target.customHeaders,
-              timeoutNs: target.timeoutNs,
-            },
+            webhook: target.webhook,
             content: f.event as JsonValue,
           });
         }
