@@ -48,7 +48,7 @@ export async function benchHttp(options: { seconds: number; concurrency: number 
   if (ours.errors > 0) throw new Error(`${ours.errors} requests failed during the HTTP benchmark`);
 
   return [
-    `Closed loop, ${concurrency} connections, ${seconds} s after 1 s of warm-up; the load generator is a separate Bun process on the same two cores.`,
+    `Closed loop, ${concurrency} connections, ${seconds} s after 1 s of warm-up; the load generator (plain keep-alive sockets, scripts/bench/load.ts) is a separate Bun process on the same two cores.`,
     '',
     row(['path', 'requests/s', 'p50 ms', 'p99 ms', 'fraction of bound']),
     row(['---', '---', '---', '---', '---']),
