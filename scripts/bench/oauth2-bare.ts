@@ -36,8 +36,11 @@ function claims() {
   };
 }
 
+/** The token's header and claims as its signature covers them. */
+const signingInput = () => `${header}.${Buffer.from(JSON.stringify(claims())).toString('base64url')}`;
+
 function signSync(): string {
-  const input = `${header}.${Buffer.from(JSON.stringify(claims())).toString('base64url')}`;
+  const input = signingInput();
   const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;
 }
@@ -54,7 +57,7 @@ const answer = async () => ({
 /** The ceiling's signature: WebCrypto itself, without jose's checks and copies. */
 const encoder = new TextEncoder();
 async function signWebCrypto(): Promise<string> {
-  const input = `${header}.${Buffer.from(JSON.stringify(claims())).toString('base64url')}`;
+  const input = signingInput();
   const signature = await crypto.subtle.sign(
     { name: 'ECDSA', hash: 'SHA-256' },
     privateKey,

@@ -33,14 +33,15 @@ async function checkGrant(t: Target): Promise<void> {
     throw new Error(`${t.url} answered ${res.status} ${text.slice(0, 300)}`);
 }
 
-async function bare(
-  signer: 'node' | 'jose',
-  read: 'nothing' | 'form' = 'nothing',
-  server: 'elysia' | 'bun' = 'elysia',
-): Promise<Target> {
+/** A bare server of oauth2-bare.ts, chosen by its BARE_SIGNER, BARE_READ and BARE_SERVER settings. */
+async function bare(settings: {
+  BARE_SIGNER?: 'node' | 'jose';
+  BARE_READ?: 'form';
+  BARE_SERVER?: 'bun';
+}): Promise<Target> {
   const child = await startChild(
     [process.execPath, join(ROOT, 'scripts/bench/oauth2-bare.ts')],
-    { PORT: '0', BARE_SIGNER: signer, BARE_READ: read, BARE_SERVER: server, ...IMAGE_RUNTIME_ENV },
+    { PORT: '0', ...settings, ...IMAGE_RUNTIME_ENV },
     /"port":\d+/,
   );
   const port = child.output().match(/"port":(\d+)/)![1]!;
@@ -127,10 +128,10 @@ export async function benchOAuth2(o: { seconds: number; concurrency: number; rou
   const targets: Target[] = [];
   try {
     targets.push(
-      await bare('node'),
-      await bare('jose'),
-      await bare('node', 'form'),
-      await bare('jose', 'form', 'bun'),
+      await bare({ BARE_SIGNER: 'node' }),
+      await bare({ BARE_SIGNER: 'jose' }),
+      await bare({ BARE_SIGNER: 'node', BARE_READ: 'form' }),
+      await bare({ BARE_SERVER: 'bun' }),
       await oidcProvider(),
       await service(),
     );
