@@ -11,12 +11,17 @@ import { loadConfig } from '../../core/config.ts';
 import { createService } from '../../entry/create-service.ts';
 import definition from '../../service.config.ts';
 import { cliArg } from './cli-arg.ts';
+import { type ProtocolFinding, protocolFuzz } from './fuzz-protocol.ts';
 
 export interface FuzzVerdict {
   requests: number;
   byClass: Record<string, number>;
   serverErrors: { method: string; url: string; status: number; body: string }[];
   badEnvelopes: { method: string; url: string; status: number; body: string }[];
+  /** What the protocol phase found on the OAuth and SSO routes (open redirects, 5xx, unregistered errors). */
+  protocolFindings: ProtocolFinding[];
+  /** Requests the protocol phase sent. */
+  protocolRequests: number;
   routes: number;
   seconds: number;
 }
@@ -82,6 +87,8 @@ const EXTRA_HEADERS = [
 
 export async function fuzzDrill(o: {
   requests: number;
+  /** Requests of the protocol phase (OAuth and SSO with real values). @default a third of `requests` */
+  protocolRequests?: number;
   seed?: number;
   log?: (line: string) => void;
 }): Promise<FuzzVerdict> {
@@ -125,6 +132,8 @@ export async function fuzzDrill(o: {
     byClass: {},
     serverErrors: [],
     badEnvelopes: [],
+    protocolFindings: [],
+    protocolRequests: 0,
     routes: routes.length,
     seconds: 0,
   };
@@ -192,18 +201,31 @@ export async function fuzzDrill(o: {
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
+  const protocol = await protocolFuzz(
+    service,
+    { id: organization.id, apiKey },
+    { requests: o.protocolRequests ?? Math.ceil(o.requests / 3), seed: o.seed ?? 42 },
+  );
+  verdict.protocolFindings = protocol.findings;
+  verdict.protocolRequests = protocol.requests;
   verdict.seconds = Math.round((performance.now() - started) / 100) / 10;
   await service.stop();
   return verdict;
 }
 
+/** True when neither phase found anything. */
+export const fuzzPassed = (v: FuzzVerdict): boolean =>
+  v.serverErrors.length === 0 && v.badEnvelopes.length === 0 && v.protocolFindings.length === 0;
+
 export const fuzzVerdictLine = (v: FuzzVerdict): string =>
-  `${v.serverErrors.length === 0 && v.badEnvelopes.length === 0 ? 'PASS' : 'FAIL'} fuzz: ${v.requests} requests over ${v.routes} routes in ${v.seconds} s, ${Object.entries(
+  `${fuzzPassed(v) ? 'PASS' : 'FAIL'} fuzz: ${v.requests} requests over ${v.routes} routes in ${v.seconds} s, ${Object.entries(
     v.byClass,
   )
     .sort()
     .map(([k, n]) => `${k} ${n}`)
-    .join(', ')}; 5xx ${v.serverErrors.length}, 4xx not an envelope ${v.badEnvelopes.length}`;
+    .join(
+      ', ',
+    )}; 5xx ${v.serverErrors.length}, 4xx not an envelope ${v.badEnvelopes.length}; OAuth and SSO protocol phase: ${v.protocolRequests} requests, ${v.protocolFindings.length} findings`;
 
 if (import.meta.main) {
   const v = await fuzzDrill({
@@ -211,7 +233,8 @@ if (import.meta.main) {
     seed: Number(cliArg('seed', '42')),
     log: (line) => console.error(line),
   });
-  for (const e of [...v.serverErrors, ...v.badEnvelopes].slice(0, 20)) console.error(JSON.stringify(e));
+  for (const e of [...v.serverErrors, ...v.badEnvelopes, ...v.protocolFindings].slice(0, 20))
+    console.error(JSON.stringify(e));
   console.log(fuzzVerdictLine(v));
-  process.exit(v.serverErrors.length === 0 && v.badEnvelopes.length === 0 ? 0 : 1);
+  process.exit(fuzzPassed(v) ? 0 : 1);
 }

@@ -8,6 +8,9 @@ it('answers fast-check requests on every route without a 5xx, each 4xx in the en
   console.log(`seed ${seed}: ${fuzzVerdictLine(v)}`);
   expect(v.serverErrors).toEqual([]);
   expect(v.badEnvelopes).toEqual([]);
+  // The OAuth and SSO routes with real clients, states and tokens: no open redirect, no unregistered error.
+  expect(v.protocolFindings).toEqual([]);
+  expect(v.protocolRequests).toBe(1000);
   expect(v.requests).toBe(3000);
   // Not all refused at the door: valid credentials reach the handlers.
   expect(v.byClass['2xx'] ?? 0).toBeGreaterThan(100);
