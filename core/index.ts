@@ -222,6 +222,7 @@ export {
   type SsoCredentialContext,
   type SsoEndpoints,
   type SsoProfile,
+  type SsoProfileContext,
   type SsoProvider,
 } from './sso/define-provider.ts';
 export {
