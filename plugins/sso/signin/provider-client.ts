@@ -58,7 +58,7 @@ export function createProviderClient(fetch: GuardedFetch) {
   }
 
   return {
-    /** The guarded fetch, for providers' own requests (`SsoCredentialContext.fetch`). */
+    /** The guarded fetch, for providers' own requests (`SsoProfileContext.fetch`). */
     fetch,
 
     /** The provider's server for a credential's options: discovered (cached ten minutes) or as given. */
