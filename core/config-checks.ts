@@ -22,11 +22,14 @@ export function settingProblems(e: EnvSettings, env: Env): string[] {
     if (twice.length)
       problems.push(`MASTER_KEY must give each key once, under its own id (repeated: ${twice.join(', ')})`);
   }
-  const wide = e.NODE_ENV === 'development' ? [] : list(e.DELIVERY_ALLOW_PRIVATE).filter(isTooWideAllowance);
-  if (wide.length)
-    problems.push(
-      `DELIVERY_ALLOW_PRIVATE must name ranges no wider than /${WIDEST_ALLOWANCE.ipv4} (IPv4) or /${WIDEST_ALLOWANCE.ipv6} (IPv6) unless NODE_ENV=development (got ${wide.join(', ')})`,
-    );
+  // Outside development an allowance is an exception to the address guard, never a way to switch it off.
+  for (const name of ['DELIVERY_ALLOW_PRIVATE', 'SSO_ALLOW_PRIVATE'] as const) {
+    const wide = e.NODE_ENV === 'development' ? [] : list(e[name]).filter(isTooWideAllowance);
+    if (wide.length)
+      problems.push(
+        `${name} must name ranges no wider than /${WIDEST_ALLOWANCE.ipv4} (IPv4) or /${WIDEST_ALLOWANCE.ipv6} (IPv6) unless NODE_ENV=development (got ${wide.join(', ')})`,
+      );
+  }
   // An earlier setting, now replaced: left set, it would silently give every client the proxy's address.
   if (env.CLIENT_IP_HEADER)
     problems.push(

@@ -137,6 +137,11 @@ export const EnvSchema = v.object({
       list(s).every(isCidr),
     ),
   ),
+  SSO_ALLOW_PRIVATE: v.optional(
+    str('SSO_ALLOW_PRIVATE', 'must be a comma-separated list of CIDRs such as 10.20.0.0/16', (s) =>
+      list(s).every(isCidr),
+    ),
+  ),
   DELIVERY_HOST_MAP: v.optional(
     str('DELIVERY_HOST_MAP', 'must be a comma-separated list of host=IP pairs', (s) =>
       list(s).every((p) => /^[A-Za-z0-9.-]+=[0-9A-Fa-f.:]+$/.test(p) && ipaddr.isValid(p.split('=')[1]!)),

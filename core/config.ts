@@ -52,8 +52,11 @@ export interface Config {
    */
   trustedProxyHops: number;
   deliveryAllowPrivate: string[];
+  /** SSO_ALLOW_PRIVATE: private ranges SSO providers (discovery, JWKS, token, userinfo, profile) may be in. */
+  ssoAllowPrivate: string[];
+  /** DELIVERY_HOST_MAP: names answered without DNS for every outbound request (deliveries, SSO providers). */
   deliveryHostMap: Record<string, string>;
-  /** PEM text of NODE_EXTRA_CA_CERTS, trusted by webhook deliveries in addition to the system roots. */
+  /** PEM text of NODE_EXTRA_CA_CERTS, trusted by outbound requests in addition to the system roots. */
   extraCaPem: string | undefined;
   /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
   shutdownDrainMs: number;
@@ -134,6 +137,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     requestTimeoutMs: Number(e.REQUEST_TIMEOUT_MS),
     trustedProxyHops: Number(e.TRUSTED_PROXY_HOPS),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
+    ssoAllowPrivate: list(e.SSO_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,
     shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),

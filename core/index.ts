@@ -197,6 +197,12 @@ export type {
   HttpDelivery,
 } from './ports/http-delivery.ts';
 export type { MessageRecipient, Messenger, OutboundMessage, SendResult } from './ports/messenger.ts';
+export {
+  type GuardedFetch,
+  GuardedFetchError,
+  type GuardedRequestInit,
+  type OutboundRequests,
+} from './ports/outbound-requests.ts';
 export type { SecretBox } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export { publicJwkOf } from './ports/signer.ts';
@@ -216,6 +222,7 @@ export {
   type SsoCredentialContext,
   type SsoEndpoints,
   type SsoProfile,
+  type SsoProfileContext,
   type SsoProvider,
 } from './sso/define-provider.ts';
 export {

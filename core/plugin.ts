@@ -15,6 +15,7 @@ import type { OrganizationStore } from './organizations/store.ts';
 import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
+import type { OutboundRequests } from './ports/outbound-requests.ts';
 import type { SecretBox } from './ports/secret-box.ts';
 import type { Signer } from './ports/signer.ts';
 import type { MigrationSet, Storage } from './ports/storage.ts';
@@ -37,6 +38,11 @@ export interface ServiceContext {
   readonly signer: Signer;
   readonly secrets: SecretBox;
   readonly delivery: HttpDelivery;
+  /**
+   * Guarded fetches for requests to addresses a tenant chose (SSO providers: `outbound.sso`): https only,
+   * every resolved address vetted and pinned, no redirects, a generic error for the tenant.
+   */
+  readonly outbound: Pick<OutboundRequests, 'sso'>;
   readonly clock: Clock;
   /** Publishes catalogue events on the bus, typed by name: `ctx.events.publish(orgId, 'RoleDeleted_v1', { role_name }, { tx })`. */
   readonly events: EventPublisher;

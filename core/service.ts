@@ -37,6 +37,7 @@ import type { Clock } from './ports/clock.ts';
 import type { EventBus } from './ports/event-bus.ts';
 import type { HttpDelivery } from './ports/http-delivery.ts';
 import type { Messenger } from './ports/messenger.ts';
+import type { OutboundRequests } from './ports/outbound-requests.ts';
 import type { SecretBox } from './ports/secret-box.ts';
 import type { Signer } from './ports/signer.ts';
 import type { MigrationSet, Storage } from './ports/storage.ts';
@@ -48,6 +49,8 @@ export interface Ports {
   signer: Signer;
   secrets: SecretBox;
   delivery: HttpDelivery;
+  /** Guarded requests other than deliveries: SSO providers. */
+  outbound: OutboundRequests;
   clock: Clock;
   /** The transport of messages (SMTP, or the development outbox); core's queue makes it durable. */
   messenger: Messenger;
@@ -172,6 +175,7 @@ export async function composeService(options: ComposeOptions) {
     signer: ports.signer,
     secrets: ports.secrets,
     delivery: ports.delivery,
+    outbound: ports.outbound,
     clock: ports.clock,
     events: createEventPublisher({
       bus: ports.bus,
@@ -318,6 +322,7 @@ export async function composeService(options: ComposeOptions) {
       }
       await ports.bus.close().catch((err) => log.error('closing the bus failed', { err }));
       await ports.delivery.close().catch((err) => log.error('closing delivery failed', { err }));
+      await ports.outbound.close().catch((err) => log.error('closing outbound requests failed', { err }));
       await ports.messenger.close().catch((err) => log.error('closing the mail transport failed', { err }));
       await ports.storage.close().catch((err) => log.error('closing storage failed', { err }));
       await ports.release?.();

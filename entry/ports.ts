@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { systemClock } from '../adapters/clock/system.ts';
-import { createFetchDelivery } from '../adapters/fetch-delivery/index.ts';
+import { createFetchDelivery, createGuardedFetch } from '../adapters/fetch-delivery/index.ts';
 import { migrations as localKeysMigrations } from '../adapters/local-keys/migrations/index.ts';
 import { createAesGcmSecretBox, parseMasterKeys } from '../adapters/local-keys/secret-box.ts';
 import { createLocalKeysSigner, signingKeysSealed } from '../adapters/local-keys/signer.ts';
@@ -79,6 +79,15 @@ export async function createPorts(
     extraCaPem: config.extraCaPem,
     log: log.child({ component: 'delivery' }),
   });
+  // SSO providers are addresses a tenant chooses, as webhook URLs are: the same guard, its own allowance.
+  const sso = createGuardedFetch({
+    allowPrivate: config.ssoAllowPrivate,
+    setting: 'SSO_ALLOW_PRIVATE',
+    purpose: 'SSO provider',
+    hostMap: config.deliveryHostMap,
+    extraCaPem: config.extraCaPem,
+    log: log.child({ component: 'sso-outbound' }),
+  });
   const messenger = overrides.messenger ?? createMessenger(config, log.child({ component: 'mail' }));
   return {
     storage,
@@ -86,6 +95,7 @@ export async function createPorts(
     signer,
     secrets,
     delivery,
+    outbound: { sso: sso.fetch, close: sso.close },
     clock,
     messenger,
     migrations: [localKeysMigrations, config.natsUrls ? natsOutboxMigrations : pgQueueMigrations],

@@ -68,7 +68,7 @@ export function createBunTransport(options: TransportOptions): Transport {
       request.admitted();
       try {
         const response = await fetch(`https://${urlHost(request.address)}:${request.port}${request.path}`, {
-          method: 'POST',
+          method: request.method,
           headers: [['host', request.host], ...request.headers],
           body: request.body,
           redirect: 'manual',
@@ -76,7 +76,7 @@ export function createBunTransport(options: TransportOptions): Transport {
           session: sessionFor(request.serverName),
         });
         const { body, truncated } = await readCapped(response.body, request.maxResponseBytes);
-        return { status: response.status, body, truncated };
+        return { status: response.status, headers: response.headers, body, truncated };
       } finally {
         // The body is read: the connection is back in the pool for the next request to take.
         leave();

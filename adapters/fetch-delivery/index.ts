@@ -1,10 +1,10 @@
 import type { Logger } from '../../core/log.ts';
-import { bareHost, createSsrfPolicy } from '../../core/net/address.ts';
+import { createSsrfPolicy } from '../../core/net/address.ts';
 import type { DeliveryRequest, DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
 import { classifyError, DeliveryFailure } from './errors.ts';
-import { resolveAndVet } from './resolve.ts';
-import { detectRuntime, type Runtime } from './runtime.ts';
-import type { Transport, TransportOptions } from './transport.ts';
+import { parseHttpsUrl, resolveAndVet } from './resolve.ts';
+import { detectRuntime, hostMapOf, lazyTransport, type Runtime } from './runtime.ts';
+import { RESERVED_HEADERS, type Transport } from './transport.ts';
 
 export {
   classifyAddress,
@@ -13,6 +13,7 @@ export {
   isLocalhostName,
   isPublicAddress,
 } from '../../core/net/address.ts';
+export { createGuardedFetch, type GuardedFetchOptions } from './guarded-fetch.ts';
 
 /** Options of the fetch-delivery adapter. */
 export interface FetchDeliveryOptions {
@@ -33,20 +34,6 @@ export interface FetchDeliveryOptions {
   transport?: Transport;
 }
 
-/** Headers the transport owns: a caller's value would break framing or pinning, or is refused by undici. */
-const RESERVED_HEADERS = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'expect',
-  'te',
-  'trailer',
-  'proxy-connection',
-]);
-
 /**
  * The HttpDelivery adapter: HTTPS POSTs to customer URLs, each vetted and pinned. See the port for the
  * promises; this never throws from `post`. Header fields that belong to the transport (Host,
@@ -64,21 +51,11 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
     options.log.warn('deliveries may reach these private ranges (DELIVERY_ALLOW_PRIVATE)', {
       allowPrivate: options.allowPrivate,
     });
-  const hostMap = new Map(Object.entries(options.hostMap).map(([host, ip]) => [bareHost(host), ip.trim()]));
+  const hostMap = hostMapOf(options.hostMap);
   const defaultMax = options.maxResponseBytes ?? 65_536;
   const userAgent = options.userAgent ?? 'identity-service-webhooks/0.1';
-  const runtime = options.runtime ?? detectRuntime();
-  const transportOptions: TransportOptions = { extraCaPem: options.extraCaPem };
-  let transport: Promise<Transport> | undefined;
-  // Loaded on first use so that Bun never loads undici (Bun's own `undici` module is a stub).
-  const getTransport = () => {
-    transport ??= options.transport
-      ? Promise.resolve(options.transport)
-      : runtime === 'bun'
-        ? import('./bun-transport.ts').then((m) => m.createBunTransport(transportOptions))
-        : import('./node-transport.ts').then((m) => m.createUndiciTransport(transportOptions));
-    return transport;
-  };
+  const transport = lazyTransport(options.runtime ?? detectRuntime(), options.extraCaPem, options.transport);
+  const getTransport = transport.get;
 
   return {
     async post(request: DeliveryRequest): Promise<DeliveryResult> {
@@ -97,12 +74,13 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
       let address: string | undefined;
       let host: string | undefined;
       try {
-        const url = parseUrl(request.url);
+        const url = parseHttpsUrl(request.url, 'webhooks are delivered');
         host = url.host;
         const target = await resolveAndVet(url.hostname, hostMap, policy, deadline.signal);
         address = target.address;
         const maxResponseBytes = Math.max(0, request.maxResponseBytes ?? defaultMax);
         const response = await (await getTransport()).send({
+          method: 'POST',
           address,
           port: Number(url.port || 443),
           host: url.host,
@@ -151,25 +129,8 @@ export function createFetchDelivery(options: FetchDeliveryOptions): HttpDelivery
         clearTimeout(timer);
       }
     },
-    async close() {
-      if (transport) await (await transport.catch(() => undefined))?.close();
-    },
+    close: transport.close,
   } satisfies HttpDelivery;
-}
-
-function parseUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new DeliveryFailure('invalid_url', `not a URL: ${JSON.stringify(text)}`);
-  }
-  if (url.protocol !== 'https:')
-    throw new DeliveryFailure('invalid_url', `webhooks are delivered over HTTPS only, not ${url.protocol}`);
-  if (url.username || url.password)
-    throw new DeliveryFailure('invalid_url', 'credentials in the URL are not sent; use a custom header');
-  if (!url.hostname) throw new DeliveryFailure('invalid_url', 'the URL has no host');
-  return url;
 }
 
 // Headers validates names and values the same way on every runtime and joins repeated values with ", "

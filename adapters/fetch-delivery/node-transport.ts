@@ -56,14 +56,14 @@ export function createUndiciTransport(options: TransportOptions): Transport {
       request.admitted();
       const response = await poolFor(request).request({
         path: request.path,
-        method: 'POST',
+        method: request.method,
         headers: [['host', request.host], ...request.headers].flat(),
         body: request.body,
         signal: request.signal,
       });
       // Breaking out of the iteration destroys the body stream, and with it the connection.
       const { body, truncated } = await readCapped(response.body, request.maxResponseBytes);
-      return { status: response.statusCode, body, truncated };
+      return { status: response.statusCode, headers: response.headers, body, truncated };
     },
     async close() {
       const all = [...pools.values()];

@@ -19,12 +19,16 @@ export async function resolveAndVet(
   hostMap: ReadonlyMap<string, string>,
   policy: SsrfPolicy,
   signal: AbortSignal,
+  setting = DELIVERY_SETTING,
 ): Promise<VettedTarget> {
   const host = bareHost(hostname);
-  if (classifyAddress(host)) return vetAddresses(host, [host], policy, true);
+  if (classifyAddress(host)) return vetAddresses(host, [host], policy, true, setting);
   const mapped = hostMap.get(host);
-  return vetAddresses(host, mapped ? [mapped] : await lookupAll(host, signal), policy, false);
+  return vetAddresses(host, mapped ? [mapped] : await lookupAll(host, signal), policy, false, setting);
 }
+
+/** The setting that names the private ranges deliveries may reach. */
+const DELIVERY_SETTING = 'DELIVERY_ALLOW_PRIVATE';
 
 /**
  * Refuses the host unless every address passes the policy: a name that answers with one public and one
@@ -38,11 +42,12 @@ export function vetAddresses(
   addresses: readonly string[],
   policy: SsrfPolicy,
   literal: boolean,
+  setting = DELIVERY_SETTING,
 ): VettedTarget {
   const verdicts = addresses.map((a) => policy.check(a));
   const refused = verdicts.find((v) => !v.allowed);
   if (refused) {
-    const why = `is not a public address (${refused.range}) and no allowPrivate (DELIVERY_ALLOW_PRIVATE) range covers it`;
+    const why = `is not a public address (${refused.range}) and no allowPrivate (${setting}) range covers it`;
     // A literal is what the tenant wrote; a name's answer is the operator's network: the tenant learns
     // that it was refused, the log learns where it pointed.
     if (literal)
@@ -94,4 +99,23 @@ async function lookupAll(host: string, signal: AbortSignal): Promise<string[]> {
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The URL of a guarded request: https, a host, no credentials. `what` names the requests in the message
+ * (`webhooks are delivered`, `SSO providers are reached`).
+ */
+export function parseHttpsUrl(text: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new DeliveryFailure('invalid_url', `not a URL: ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'https:')
+    throw new DeliveryFailure('invalid_url', `${what} over HTTPS only, not ${url.protocol}`);
+  if (url.username || url.password)
+    throw new DeliveryFailure('invalid_url', 'credentials in the URL are not sent; use a custom header');
+  if (!url.hostname) throw new DeliveryFailure('invalid_url', 'the URL has no host');
+  return url;
 }

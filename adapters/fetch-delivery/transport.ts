@@ -1,5 +1,7 @@
-/** One POST, already vetted: the transport connects to `address` and nowhere else. */
+/** One request, already vetted: the transport connects to `address` and nowhere else. */
 export interface PinnedRequest {
+  /** Upper case: POST for deliveries; GET or POST for SSO providers. */
+  method: string;
   /** The vetted IP address to connect to (canonical form, no brackets). */
   address: string;
   port: number;
@@ -11,7 +13,7 @@ export interface PinnedRequest {
   path: string;
   /** Lower-case names, each once (repeated values already joined), without Host. */
   headers: Array<[string, string]>;
-  body: string;
+  body: string | Uint8Array<ArrayBuffer> | undefined;
   signal: AbortSignal;
   maxResponseBytes: number;
   /**
@@ -21,10 +23,12 @@ export interface PinnedRequest {
   admitted(): void;
 }
 
-/** What came back: the status and at most `maxResponseBytes` of the body. */
+/** What came back: the status, the header fields and at most `maxResponseBytes` of the body. */
 export interface TransportResponse {
   status: number;
-  body: Uint8Array;
+  /** As the runtime's client gives them (fetch's Headers, undici's object): deliveries never read them. */
+  headers: Headers | Record<string, string | string[] | undefined>;
+  body: Uint8Array<ArrayBuffer>;
   /** The receiver sent more than `maxResponseBytes`; the rest was never read. */
   truncated: boolean;
 }
@@ -52,7 +56,7 @@ export type BodySource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> 
 export async function readCapped(
   source: BodySource,
   max: number,
-): Promise<{ body: Uint8Array; truncated: boolean }> {
+): Promise<{ body: Uint8Array<ArrayBuffer>; truncated: boolean }> {
   const kept: Uint8Array[] = [];
   let size = 0;
   let truncated = false;
@@ -91,6 +95,20 @@ export async function readCapped(
   }
   return { body, truncated };
 }
+
+/** Headers the transport owns: a caller's value would break framing or pinning, or is refused by undici. */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
 
 /** The URL form of an address: IPv6 in brackets. */
 export const urlHost = (address: string): string => (address.includes(':') ? `[${address}]` : address);

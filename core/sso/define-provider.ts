@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import type { GuardedFetch } from '../ports/outbound-requests.ts';
 
 /** What a provider tells the service about the person who signed in. */
 export interface SsoProfile {
@@ -21,6 +22,16 @@ export interface SsoCredentialContext<O> {
   options: O;
   /** Seconds since the epoch, from the service's clock. */
   now: number;
+}
+
+/** What a provider's `profile` receives: the credential, and the fetch its requests must go through. */
+export interface SsoProfileContext<O> extends SsoCredentialContext<O> {
+  /**
+   * The service's guarded fetch for SSO providers (https only, vetted and pinned addresses, no redirect
+   * followed, SSO_ALLOW_PRIVATE for private ranges). A provider's own requests use it, never the global
+   * `fetch`: the endpoints may be built from a tenant's options.
+   */
+  fetch: GuardedFetch;
 }
 
 /**
@@ -93,11 +104,11 @@ export interface SsoProvider<Id extends string = string, O = unknown> {
   clientSecret?(credential: SsoCredentialContext<O>): Promise<string>;
   /**
    * The profile after the code exchange. OIDC providers need none: the verified ID token's claims give
-   * it. Non-OIDC providers (GitHub) fetch it with the access token.
+   * it. Non-OIDC providers (GitHub) fetch it with the access token, through `credential.fetch`.
    */
   profile?(
     tokens: { accessToken: string; idTokenClaims?: Record<string, unknown> },
-    credential: SsoCredentialContext<O>,
+    credential: SsoProfileContext<O>,
   ): Promise<SsoProfile>;
 }
 

@@ -3,7 +3,7 @@ import { type AcmeOptions, acmeOptions } from './options.ts';
 import { fetchAcmeProfile } from './profile.ts';
 
 export { type AcmeOptions, acmeOptions } from './options.ts';
-export { AcmeProfileError, fetchAcmeProfile } from './profile.ts';
+export { AcmeProfileError, fetchAcmeProfile, type ProfileFetch } from './profile.ts';
 
 /** What a deployment may set about Acme ID; an organization's credential never sets these. */
 export interface AcmeProviderConfig {
@@ -42,7 +42,9 @@ export function createAcmeProvider(config: AcmeProviderConfig = {}) {
     },
     pkce: true,
     authorizationParams: (o): Record<string, string> => (o.prompt ? { prompt: o.prompt } : {}),
-    profile: (tokens, credential) => fetchAcmeProfile(userinfo(credential.options), tokens.accessToken),
+    // Through the service's guarded fetch, never the global one: the URL is built from a tenant's domain.
+    profile: (tokens, credential) =>
+      fetchAcmeProfile(userinfo(credential.options), tokens.accessToken, credential.fetch),
   });
 }
 

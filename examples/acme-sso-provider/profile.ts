@@ -23,19 +23,35 @@ const account = v.object({
   avatar_url: v.nullish(v.string()),
 });
 
+/**
+ * The fetch the service hands a provider's `profile` (`credential.fetch`, the guarded one): what this
+ * provider needs of it.
+ */
+export type ProfileFetch = (
+  url: string,
+  init: { headers: Record<string, string>; redirect: 'error'; signal: AbortSignal },
+) => Promise<Response>;
+
 /** How long the userinfo request may take before the sign-in gives up. */
 const USERINFO_TIMEOUT_MS = 10_000;
 
 /**
  * Reads the signed-in account from Acme ID's userinfo endpoint with the access token of the code
- * exchange, and maps it to the service's profile.
+ * exchange, and maps it to the service's profile. `fetch` is the service's (`credential.fetch`): its
+ * address guard keeps the request on https and off private networks, whatever the tenant's domain
+ * resolves to.
  */
-export async function fetchAcmeProfile(url: string, accessToken: string): Promise<SsoProfile> {
+export async function fetchAcmeProfile(
+  url: string,
+  accessToken: string,
+  fetch: ProfileFetch,
+): Promise<SsoProfile> {
   let res: Response;
   try {
     res = await fetch(url, {
       headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-      // A redirect would carry the bearer token to wherever it points: the endpoint never redirects.
+      // A redirect would carry the bearer token to wherever it points: the endpoint never redirects (the
+      // service's fetch never follows one; a stand-in in tests honours this).
       redirect: 'error',
       signal: AbortSignal.timeout(USERINFO_TIMEOUT_MS),
     });

@@ -1,6 +1,6 @@
 /**
  * Sign-in callback latency without the provider's own time: N sign-ins through the generic OIDC
- * provider against oidc-provider on loopback (PGlite in memory); for each, the callback's wall time
+ * provider against oidc-provider on loopback over https, through the address guard (PGlite in memory); for each, the callback's wall time
  * minus the time the provider spent answering its token, UserInfo and JWKS requests.
  *
  * Part of `npm run bench -- sso`.
@@ -19,7 +19,7 @@ const client = {
 /** Wall times of `n` callbacks (ms): the service's own, and with the provider's time included. */
 export async function measureCallbacks(n: number): Promise<{ own: number[]; total: number[] }> {
   const op = await startOidcOp(client);
-  const acme = oidcProvider({ id: 'acme', allowLoopbackIssuer: true });
+  const acme = oidcProvider({ id: 'acme' });
   const t = await startRecordingIdentityService({ extra: [sso({ providers: [acme] }), ssoSignIn()] });
   const credential = await t.call('POST', '/organizations/sso/oidc/provider-credentials', {
     body: {

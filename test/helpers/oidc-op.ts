@@ -1,7 +1,11 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
+import { fetchTestHost, OP_HOST, testTls } from './tls.ts';
+
+export { OP_HOST };
 
 /** An account of the loopback OpenID provider: what its ID tokens say about the person. */
 export interface OpAccount {
@@ -21,7 +25,10 @@ async function signingKey(kid: string) {
 
 /**
  * A real OpenID provider (the npm package oidc-provider) on a loopback port, with one confidential
- * client. `decide` says what the next interaction does; `tamper` rewrites the next ID token.
+ * client. HTTPS with the test CA's certificate, at `https://op.hooks.test:<port>` (the test services map
+ * OP_HOST to 127.0.0.1 and trust the CA, see testOutboundEnv): the service reaches it through the same
+ * address guard as any provider. `decide` says what the next interaction does; `tamper` rewrites the
+ * next ID token.
  */
 export async function startOidcOp(client: { clientId: string; clientSecret: string; redirectUri: string }) {
   const key = await signingKey('op-key');
@@ -48,7 +55,8 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
     await op.interactionFinished(req, res, { login: { accountId: decision.sub }, consent: { grantId } });
   }
 
-  const server = createServer((req, res) => {
+  const { certPem, keyPem } = testTls();
+  const server = createServer({ cert: certPem, key: keyPem }, (req, res) => {
     const began = performance.now();
     res.on('finish', () => {
       timing.busyMs += performance.now() - began;
@@ -65,7 +73,8 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
     op.callback()(req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `https://${OP_HOST}:${port}`;
   provider = new Provider(issuer, {
     clients: [
       {
@@ -115,6 +124,7 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
 
   return {
     issuer,
+    port,
     state,
     timing,
     /** The next token response's ID token carries another nonce (signed with the right key). */
@@ -140,7 +150,7 @@ export async function browseTo(start: string, until: string): Promise<URL> {
   for (let hop = 0; hop < 10; hop++) {
     if (url.startsWith(until)) return new URL(url);
     const cookie = [...jar].map(([k, x]) => `${k}=${x}`).join('; ');
-    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    const res = await fetchTestHost(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
     for (const c of res.headers.getSetCookie()) {
       const [pair = ''] = c.split(';');
       const at = pair.indexOf('=');

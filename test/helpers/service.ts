@@ -6,6 +6,7 @@ import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { createService } from '../../entry/create-service.ts';
 import { freshPglite } from './pglite.ts';
+import { testOutboundEnv } from './tls.ts';
 
 export const TEST_MASTER_KEY = `test:${btoa('m'.repeat(32))}`;
 
@@ -45,13 +46,18 @@ export async function startTestService(
     messageCounters?: MessageCounters;
   } = {},
 ) {
+  // The test OpenID provider is an SSO provider on loopback, over https with the test CA; a test's own
+  // host map is added to its name, and its SSO_ALLOW_PRIVATE ('' for none) wins.
+  const outbound = testOutboundEnv(options.env?.DELIVERY_HOST_MAP);
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: 'memory://',
     LOG_LEVEL: 'silent',
     MASTER_KEY: TEST_MASTER_KEY,
     PUBLIC_BASE_URL: 'https://ids.test',
+    ...outbound,
     ...options.env,
+    DELIVERY_HOST_MAP: outbound.DELIVERY_HOST_MAP,
   });
   const storage = options.storage ?? (await freshPglite());
   const service = await createService(config, {

@@ -119,6 +119,40 @@ function generate(dir: string, spec: TestCaSpec): void {
   }
 }
 
+/** The test OpenID provider's host name (test/helpers/oidc-op.ts): the test certificate covers it. */
+export const OP_HOST = 'op.hooks.test';
+/** A name for a test's own stand-in provider over HTTPS (startHttpsReceiver or node:https, testTls). */
+export const IDP_HOST = 'idp.hooks.test';
+
+/**
+ * The settings that let a test service reach the test OpenID provider, and any HTTPS receiver on
+ * *.hooks.test, as an SSO provider: the name mapped to loopback, loopback allowed to SSO requests, the
+ * test CA trusted. `hostMap` adds the map pairs of the caller's own DELIVERY_HOST_MAP.
+ */
+export function testOutboundEnv(hostMap?: string): Record<string, string> {
+  return {
+    SSO_ALLOW_PRIVATE: '127.0.0.0/8',
+    DELIVERY_HOST_MAP: [`${OP_HOST}=127.0.0.1`, `${IDP_HOST}=127.0.0.1`, ...(hostMap ? [hostMap] : [])].join(
+      ',',
+    ),
+    NODE_EXTRA_CA_CERTS: join(testTls().dir, 'ca.pem'),
+  };
+}
+
+/**
+ * `fetch` as a developer's machine with hosts entries for hooks.test and *.hooks.test (127.0.0.1) and the
+ * test CA installed: a browser's side of a test (the service's own requests go through its guard).
+ */
+export function fetchTestHost(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const target = new URL(url);
+  const name = target.hostname;
+  if (name !== 'hooks.test' && !name.endsWith('.hooks.test')) return fetch(target, init);
+  const headers = new Headers(init.headers);
+  headers.set('host', target.host);
+  target.hostname = '127.0.0.1';
+  return fetch(target, { ...init, headers, tls: { ca: testTls().caPem, serverName: name } });
+}
+
 /** A request as the receiver saw it. */
 export interface ReceivedRequest {
   method: string;

@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import type { DeliveryRequest, DeliveryResult, HttpDelivery } from '../../core/ports/http-delivery.ts';
+import type {
+  DeliveryErrorKind,
+  DeliveryRequest,
+  DeliveryResult,
+  HttpDelivery,
+} from '../../core/ports/http-delivery.ts';
+import { GuardedFetchError } from '../../core/ports/outbound-requests.ts';
+import type { GuardedCall, GuardedSetup } from '../contract/guarded-fetch.contract.ts';
 import type { DeliverySetup } from '../contract/http-delivery.contract.ts';
 import type { WorkerCommand } from './delivery-worker.ts';
 
@@ -11,6 +18,11 @@ export interface DeliveryWorker {
   /** What the worker's own runtime detection says, and its process.versions. */
   info: { runtime: string; versions: Record<string, string> };
   make(setup: DeliverySetup): Promise<HttpDelivery>;
+  /** A guarded fetch in the worker: its answer rebuilt as a Response, its refusal as a GuardedFetchError. */
+  guard(setup: GuardedSetup): Promise<{
+    fetch(url: string, call?: GuardedCall): Promise<Response>;
+    close(): Promise<void>;
+  }>;
   stop(): Promise<void>;
 }
 
@@ -73,6 +85,25 @@ export async function startDeliveryWorker(runtime: 'node' | 'deno'): Promise<Del
           ((await send({ op: 'post', handle, request })) as { result: DeliveryResult }).result,
         close: async () => {
           await send({ op: 'close', handle });
+        },
+      };
+    },
+    async guard(setup) {
+      const { handle } = (await send({ op: 'guard', setup })) as { handle: number };
+      return {
+        async fetch(url: string, call: GuardedCall = {}) {
+          const answer = await send({ op: 'fetch', handle, url, call });
+          const refused = answer.refused as { kind: DeliveryErrorKind; message: string } | undefined;
+          if (refused) throw new GuardedFetchError(refused.kind, refused.message);
+          const { status, headers, body } = answer as {
+            status: number;
+            headers: [string, string][];
+            body: string;
+          };
+          return new Response(status === 204 || status === 304 ? null : body, { status, headers });
+        },
+        close: async () => {
+          await send({ op: 'unguard', handle });
         },
       };
     },

@@ -104,6 +104,21 @@ describe('configuration', () => {
     );
   });
 
+  it('holds SSO_ALLOW_PRIVATE to the same rules: CIDRs, no wider than /8 or /32 outside development', () => {
+    expect(problemsOf({ SSO_ALLOW_PRIVATE: '10.0.0.0/33' })).toContain(
+      'SSO_ALLOW_PRIVATE must be a comma-separated list of CIDRs',
+    );
+    for (const env of ['production', 'test'])
+      expect(problemsOf({ NODE_ENV: env, SSO_ALLOW_PRIVATE: '10.20.0.0/16,0.0.0.0/0' })).toContain(
+        'SSO_ALLOW_PRIVATE must name ranges no wider than /8 (IPv4) or /32 (IPv6) unless NODE_ENV=development (got 0.0.0.0/0)',
+      );
+    expect(
+      loadConfig({ NODE_ENV: 'test', SSO_ALLOW_PRIVATE: '10.20.0.0/16, fd00::/32' }).ssoAllowPrivate,
+    ).toEqual(['10.20.0.0/16', 'fd00::/32']);
+    expect(loadConfig({ SSO_ALLOW_PRIVATE: '::/0' }).ssoAllowPrivate).toEqual(['::/0']);
+    expect(loadConfig({}).ssoAllowPrivate).toEqual([]);
+  });
+
   it('accepts DELIVERY_ALLOW_PRIVATE ranges of /8 and /32, and any range in development', () => {
     const narrow = '10.0.0.0/8,127.0.0.1/32,fd00::/32,::1/128';
     expect(

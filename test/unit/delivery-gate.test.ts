@@ -67,7 +67,7 @@ describe("the webhook timeout and the transport's own queue", () => {
           request.signal.addEventListener('abort', () => reject(request.signal.reason)),
         ),
       ]);
-      return { status: 204, body: new Uint8Array(), truncated: false };
+      return { status: 204, headers: {}, body: new Uint8Array(), truncated: false };
     },
     close: async () => {},
   });

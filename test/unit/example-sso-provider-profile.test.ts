@@ -4,7 +4,7 @@ import {
   AcmeProfileError,
   createAcmeProvider,
 } from '@identity-service-examples/acme-sso-provider';
-import type { SsoCredentialContext } from 'identity-service/core';
+import type { SsoProfileContext } from 'identity-service/core';
 import * as v from 'valibot';
 
 const DOMAIN = 'example.acme-id.com';
@@ -45,11 +45,13 @@ const server = Bun.serve({
 afterAll(() => server.stop(true));
 
 const provider = createAcmeProvider({ origin: (domain) => `http://127.0.0.1:${server.port}/${domain}` });
-const credential: SsoCredentialContext<AcmeOptions> = {
+const credential: SsoProfileContext<AcmeOptions> = {
   clientId: 'acme-client',
   clientSecret: 'acme-secret',
   options: v.parse(provider.options, { domain: DOMAIN }),
   now: 1_700_000_000,
+  // The runtime's fetch in place of the service's guarded one: this server is plain http on loopback.
+  fetch: (url, init) => fetch(url, { ...init, body: undefined }),
 };
 const profileOf = (accessToken: string) => provider.profile!({ accessToken }, credential);
 

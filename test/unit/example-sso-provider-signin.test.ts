@@ -5,6 +5,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startRecordingIdentityService } from '../helpers/identity-recorder.ts';
 import { startRealEntry } from '../helpers/real-entry.ts';
+import { fetchTestHost, IDP_HOST, testTls } from '../helpers/tls.ts';
 
 const DOMAIN = 'example.acme-id.com';
 const CLIENT = { id: 'acme-app', secret: 'acme-app-secret' };
@@ -26,13 +27,14 @@ const s256 = async (verifier: string) =>
   );
 
 /**
- * Acme ID on loopback, as its documentation describes it: an authorization endpoint that signs the
+ * Acme ID on loopback over https (IDP_HOST, the test certificate), as its documentation describes it: an authorization endpoint that signs the
  * person in at once and redirects back with a code, a token endpoint that checks the client and the
  * PKCE verifier, and the userinfo endpoint. Each tenant's endpoints sit under its domain.
  */
 const idp = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
+  tls: { cert: testTls().certPem, key: testTls().keyPem },
   async fetch(req) {
     const url = new URL(req.url);
     const path = url.pathname.replace(`/${DOMAIN}`, '');
@@ -78,7 +80,7 @@ const idp = Bun.serve({
     return new Response('not found', { status: 404 });
   },
 });
-const acme = createAcmeProvider({ origin: (domain) => `http://127.0.0.1:${idp.port}/${domain}` });
+const acme = createAcmeProvider({ origin: (domain) => `https://${IDP_HOST}:${idp.port}/${domain}` });
 
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
 beforeAll(async () => {
@@ -110,7 +112,7 @@ async function signIn() {
   const started = await t.call('GET', `/sso/oidc/start?${q}`, { key: null });
   await expectStatus(started, 302);
   const authorize = new URL(started.headers.get('location') ?? '');
-  const atIdp = await fetch(authorize, { redirect: 'manual' });
+  const atIdp = await fetchTestHost(authorize, { redirect: 'manual' });
   await expectStatus(atIdp, 302);
   const back = new URL(atIdp.headers.get('location') ?? '');
   const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });

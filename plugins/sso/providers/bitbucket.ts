@@ -21,12 +21,14 @@ export const bitbucket = defineSsoProvider({
     userinfo: 'https://api.bitbucket.org/2.0/user',
   },
   pkce: false,
-  async profile({ accessToken }) {
+  async profile({ accessToken }, { fetch }) {
     const user = await fetchWithToken<Record<string, unknown>>(
+      fetch,
       'https://api.bitbucket.org/2.0/user',
       accessToken,
     );
     const emails = await fetchWithToken<BitbucketEmails>(
+      fetch,
       'https://api.bitbucket.org/2.0/user/emails',
       accessToken,
     );

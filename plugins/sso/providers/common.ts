@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { GuardedFetch } from '../../../core/ports/outbound-requests.ts';
 
 /**
  * A provider's options object: a member it does not know is refused by name, a missing required one
@@ -14,8 +15,11 @@ export function strictOptions<const E extends v.ObjectEntries>(entries: E, provi
 /** Options of a provider that has none beyond `authorize_scopes`: anything else is refused by name. */
 export const noOptions = v.strictObject({}, 'is not an option of this provider (accepted: authorize_scopes)');
 
-/** GETs a JSON resource of the provider with the access token; a non-2xx answer is an error naming the URL. */
-export async function fetchWithToken<T>(url: string, accessToken: string): Promise<T> {
+/**
+ * GETs a JSON resource of the provider with the access token, through the service's guarded fetch; a
+ * non-2xx answer (a redirect included: none is followed) is an error naming the URL.
+ */
+export async function fetchWithToken<T>(fetch: GuardedFetch, url: string, accessToken: string): Promise<T> {
   const res = await fetch(url, {
     headers: {
       authorization: `Bearer ${accessToken}`,

@@ -19,8 +19,12 @@ export const facebook = defineSsoProvider({
     userinfo: `${GRAPH}/me?fields=id,name,email,picture`,
   },
   pkce: false,
-  async profile({ accessToken }) {
-    const me = await fetchWithToken<Record<string, unknown>>(`${GRAPH}/me?fields=id,name,email`, accessToken);
+  async profile({ accessToken }, { fetch }) {
+    const me = await fetchWithToken<Record<string, unknown>>(
+      fetch,
+      `${GRAPH}/me?fields=id,name,email`,
+      accessToken,
+    );
     const subject = str(me, 'id');
     if (!subject) throw new Error('Facebook answered a profile without an id');
     const email = str(me, 'email');

@@ -23,10 +23,18 @@ export const github = defineSsoProvider({
     userinfo: 'https://api.github.com/user',
   },
   pkce: true,
-  async profile({ accessToken }) {
-    const user = await fetchWithToken<Record<string, unknown>>('https://api.github.com/user', accessToken);
+  async profile({ accessToken }, { fetch }) {
+    const user = await fetchWithToken<Record<string, unknown>>(
+      fetch,
+      'https://api.github.com/user',
+      accessToken,
+    );
     // The profile's public email may be unverified or absent: the primary, verified address is the one.
-    const emails = await fetchWithToken<GithubEmail[]>('https://api.github.com/user/emails', accessToken);
+    const emails = await fetchWithToken<GithubEmail[]>(
+      fetch,
+      'https://api.github.com/user/emails',
+      accessToken,
+    );
     const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.primary);
     const subject = str(user, 'id');
     if (!subject) throw new Error('GitHub answered a user without an id');

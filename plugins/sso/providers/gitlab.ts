@@ -17,8 +17,12 @@ export const gitlab = defineSsoProvider({
     userinfo: 'https://gitlab.com/api/v4/user',
   },
   pkce: true,
-  async profile({ accessToken }) {
-    const user = await fetchWithToken<Record<string, unknown>>('https://gitlab.com/api/v4/user', accessToken);
+  async profile({ accessToken }, { fetch }) {
+    const user = await fetchWithToken<Record<string, unknown>>(
+      fetch,
+      'https://gitlab.com/api/v4/user',
+      accessToken,
+    );
     const subject = str(user, 'id');
     if (!subject) throw new Error('GitLab answered a user without an id');
     const email = str(user, 'email');

@@ -16,9 +16,9 @@ export interface OidcProviderOptions {
   /** Scopes requested when a credential configures no `authorize_scopes`. @default ['openid', 'email', 'profile'] */
   defaultScopes?: string[];
   /**
-   * Accept `http://` issuers on loopback hosts (localhost, 127.0.0.0/8, ::1), for tests and development.
-   * Never in production: the discovery document and keys would travel unauthenticated.
-   * @default false
+   * @deprecated Ignored: issuers are https only, on loopback too, since every request to a provider
+   * passes the address guard. For a provider on loopback or a private network, serve it over https with
+   * a certificate the service trusts (NODE_EXTRA_CA_CERTS) and allow its range with SSO_ALLOW_PRIVATE.
    */
   allowLoopbackIssuer?: boolean;
 }
@@ -43,11 +43,9 @@ export function oidcProvider(o: OidcProviderOptions = {}): SsoProvider<string, O
   const id = o.id ?? 'oidc';
   if (!ID.test(id))
     throw new Error(`oidcProvider: id must be lower-case letters, digits and - (got "${id}")`);
-  const loopback = o.allowLoopbackIssuer === true;
-  const rule = loopback
-    ? 'must be an https URL (or http on a loopback host) without credentials, query or fragment'
-    : 'must be an https URL without credentials, query or fragment';
-  const issuerOk = (s: string) => isSecureUrl(s, loopback) && !new URL(s).search;
+  const rule = 'must be an https URL without credentials, query or fragment';
+  // Plain http, loopback included: the discovery document and keys would travel unauthenticated.
+  const issuerOk = (s: string) => isSecureUrl(s, false) && !new URL(s).search;
   if (o.issuer !== undefined && !issuerOk(o.issuer))
     throw new Error(`oidcProvider(${id}): issuer ${rule} (got "${o.issuer}")`);
   const fixed = o.issuer;

@@ -46,7 +46,7 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
     setup(ctx, { credentials, directory, issuer }) {
       const stateTtlMs = (ctx.settings.SSO_SIGNIN_STATE_TTL_SECONDS ?? ttl) * 1000;
       const store = createSignInStore({ storage: ctx.storage, clock: ctx.clock, stateTtlMs });
-      const client = createProviderClient();
+      const client = createProviderClient(ctx.outbound.sso);
       const flow = createSignInFlow({
         credentials,
         directory,

@@ -1,15 +1,13 @@
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
+import type { GuardedFetch } from '../../../core/ports/outbound-requests.ts';
 import type { FromOptions, SsoProvider } from '../../../core/sso/define-provider.ts';
-import { isLoopbackHost } from './loopback.ts';
 
 /** A provider's authorization server, as the sign-in talks to it. */
 export interface ProviderServer {
   as: oauth.AuthorizationServer;
   /** Discovered from an issuer: an ID token is required and verified. */
   oidc: boolean;
-  /** Plain http on loopback (an issuer a deployment allowed for tests and development). */
-  insecure: boolean;
   /** The ID token algorithms accepted: the issuer's, among the asymmetric ones; RS256 by default. */
   algorithms: string[];
   /** The `iss` an ID token must carry when the discovered issuer is an alias or a template. */
@@ -31,14 +29,16 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 const DISCOVERY_TTL_MS = 10 * 60_000;
 
 const resolve = <O>(url: FromOptions<O>, options: O) => (typeof url === 'string' ? url : url(options));
-const insecureOf = (url: string) => {
-  const u = new URL(url);
-  return u.protocol === 'http:' && isLoopbackHost(u.hostname);
-};
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** Discovery (cached), the authorization URL, the code exchange and the ID token's verification. */
-export function createProviderClient() {
+/**
+ * Discovery (cached), the authorization URL, the code exchange and the ID token's verification. Every
+ * request to the provider (discovery, JWKS, token, userinfo, and the profile fetches of providers
+ * without ID tokens, through `fetch`) goes through the guarded `fetch`: https only, vetted addresses,
+ * no redirects, and a failure the tenant reads without the network's detail.
+ */
+export function createProviderClient(fetch: GuardedFetch) {
+  const request = { [oauth.customFetch]: fetch };
   const discovered = new Map<string, { at: number; server: Promise<ProviderServer> }>();
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
@@ -46,19 +46,21 @@ export function createProviderClient() {
     issuer: string,
     idTokenIssuer: ProviderServer['idTokenIssuer'],
   ): Promise<ProviderServer> {
-    const insecure = insecureOf(issuer);
     const url = new URL(issuer);
-    const res = await oauth.discoveryRequest(url, { [oauth.allowInsecureRequests]: insecure });
+    const res = await oauth.discoveryRequest(url, request);
     // An alias's metadata names another issuer (Entra's `common` a `{tenantid}` template): the provider
     // says which `iss` its ID tokens carry, so only then is the document's issuer not required to match.
     const as = idTokenIssuer ? await aliasMetadata(res) : await oauth.processDiscoveryResponse(url, res);
     const offered = as.id_token_signing_alg_values_supported ?? ['RS256'];
     const algorithms = offered.filter((a) => ASYMMETRIC.includes(a));
     if (!algorithms.length) throw new Error(`${issuer} offers no asymmetric ID token algorithm`);
-    return { as, oidc: true, insecure, algorithms, ...(idTokenIssuer ? { idTokenIssuer } : {}) };
+    return { as, oidc: true, algorithms, ...(idTokenIssuer ? { idTokenIssuer } : {}) };
   }
 
   return {
+    /** The guarded fetch, for providers' own requests (`SsoProfileContext.fetch`). */
+    fetch,
+
     /** The provider's server for a credential's options: discovered (cached ten minutes) or as given. */
     async serverOf<O>(provider: SsoProvider<string, O>, options: O, now: number): Promise<ProviderServer> {
       const ep = provider.endpoints;
@@ -70,8 +72,9 @@ export function createProviderClient() {
         discovered.set(issuer, { at: now, server });
         // A failed discovery is not cached: the next sign-in tries again.
         server.catch(() => discovered.delete(issuer));
+        // The issuer is left out: the tenant knows it, and a message without it names no port.
         return server.catch((e) => {
-          throw new ProviderFailure('provider_error', `discovery of ${issuer} failed: ${describe(e)}`);
+          throw new ProviderFailure('provider_error', `discovery of the issuer failed: ${describe(e)}`);
         });
       }
       const authorization = resolve(ep.authorization, options);
@@ -81,7 +84,7 @@ export function createProviderClient() {
         token_endpoint: resolve(ep.token, options),
         ...(ep.userinfo ? { userinfo_endpoint: resolve(ep.userinfo, options) } : {}),
       };
-      return { as, oidc: false, insecure: insecureOf(authorization), algorithms: [] };
+      return { as, oidc: false, algorithms: [] };
     },
 
     /** Exchanges the code, and for OIDC verifies the ID token; the access token and the ID token's claims. */
@@ -125,7 +128,7 @@ export function createProviderClient() {
           params,
           c.callbackUrl,
           c.codeVerifier || oauth.nopkce,
-          { [oauth.allowInsecureRequests]: server.insecure },
+          request,
         );
         if (server.idTokenIssuer) as = { ...as, issuer: await expectedIssuer(server, res) };
         result = await oauth.processAuthorizationCodeResponse(as, client, res, {
@@ -144,7 +147,7 @@ export function createProviderClient() {
       // oauth4webapi checked the claims; the signature is checked here, against the issuer's own keys.
       const jwksUri = as.jwks_uri;
       if (!jwksUri) throw new ProviderFailure('provider_error', `${as.issuer} publishes no jwks_uri`);
-      const keys = keySets.get(jwksUri) ?? createRemoteJWKSet(new URL(jwksUri));
+      const keys = keySets.get(jwksUri) ?? createRemoteJWKSet(new URL(jwksUri), { [customFetch]: fetch });
       keySets.set(jwksUri, keys);
       try {
         const { payload } = await jwtVerify(result.id_token, keys, {
@@ -175,9 +178,7 @@ export function createProviderClient() {
         return claims;
       try {
         const client: oauth.Client = { client_id: clientId };
-        const res = await oauth.userInfoRequest(server.as, client, accessToken, {
-          [oauth.allowInsecureRequests]: server.insecure,
-        });
+        const res = await oauth.userInfoRequest(server.as, client, accessToken, request);
         const info = await oauth.processUserInfoResponse(server.as, client, claims.sub, res);
         return { ...info, ...claims };
       } catch (e) {

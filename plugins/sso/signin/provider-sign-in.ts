@@ -113,7 +113,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
         codeVerifier: pending.codeVerifier,
       });
       const profile = provider.profile
-        ? await provider.profile(tokens, context)
+        ? await provider.profile(tokens, { ...context, fetch: client.fetch })
         : tokens.idTokenClaims
           ? profileFromClaims(
               await client.withUserInfo(

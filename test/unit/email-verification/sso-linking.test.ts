@@ -17,7 +17,7 @@ const client = {
   clientSecret: 'a-client-secret-of-the-loopback-op',
   redirectUri: CALLBACK,
 };
-const acme = oidcProvider({ id: 'acme', displayName: 'Acme', allowLoopbackIssuer: true });
+const acme = oidcProvider({ id: 'acme', displayName: 'Acme' });
 
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
 let op: Awaited<ReturnType<typeof startOidcOp>>;

@@ -9,7 +9,7 @@ import { discover, openLogin, opts, startAuthorizeService } from './fixture.ts';
 export const CREDENTIALS = '/organizations/sso/oidc/provider-credentials';
 /** The loopback provider's client: the organization's generic OIDC credential. */
 export const opClient = { clientId: 'acme-app', clientSecret: 'a-client-secret-of-the-loopback-op' };
-const acme = oidcProvider({ id: 'acme', displayName: 'Acme ID', allowLoopbackIssuer: true });
+const acme = oidcProvider({ id: 'acme', displayName: 'Acme ID' });
 
 /**
  * The hosted login with SSO: the authorization service with sso and ssoSignIn, a real OpenID provider

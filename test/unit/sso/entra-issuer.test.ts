@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { createServer } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { defineSsoProvider } from '../../../core/sso/define-provider.ts';
@@ -7,9 +7,11 @@ import { sso, ssoSignIn } from '../../../plugins/sso/index.ts';
 import { azuread, azureadOptions, entraIdTokenIssuer } from '../../../plugins/sso/providers/azuread.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { startRecordingIdentityService } from '../../helpers/identity-recorder.ts';
+import { IDP_HOST, testTls } from '../../helpers/tls.ts';
 
 /**
- * Microsoft Entra's multi-tenant endpoints cannot run here, so a loopback server answers as they do:
+ * Microsoft Entra's multi-tenant endpoints cannot run here, so a loopback server answers as they do,
+ * over https at IDP_HOST with the test certificate (the test service maps the name and trusts the CA):
  * `/common/v2.0` publishes the `{tenantid}` template as its issuer, and each ID token carries its
  * tenant's own issuer and `tid`. The provider under test is the built-in azuread one with its
  * endpoints moved to that server.
@@ -24,7 +26,7 @@ const jwk = { ...(await exportJWK(publicKey)), kid: 'entra-key', alg: 'RS256', u
 /** What the next token answer's ID token says: its iss tenant and tid, and the nonce it repeats. */
 const next = { issTenant: TENANT, tid: TENANT, nonce: '' };
 
-const server = createServer(async (req, res) => {
+const server = createServer({ cert: testTls().certPem, key: testTls().keyPem }, async (req, res) => {
   const url = new URL(req.url ?? '/', base);
   const json = (body: unknown) => {
     res.setHeader('content-type', 'application/json');
@@ -68,7 +70,7 @@ const server = createServer(async (req, res) => {
   res.end();
 });
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const base = `https://${IDP_HOST}:${(server.address() as AddressInfo).port}`;
 
 const entra = defineSsoProvider({
   ...azuread,

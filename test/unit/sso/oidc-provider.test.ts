@@ -16,13 +16,18 @@ describe('the generic OIDC provider', () => {
     expect(messages(oidc.options, {})[0]).toContain('issuer');
   });
 
-  it('refuses an http issuer, on loopback too, unless the deployment allows loopback', () => {
+  it('refuses an http issuer, on loopback too, whatever the deployment says', () => {
     expect(messages(oidc.options, { issuer: 'http://id.acme.example' })[0]).toContain('must be an https URL');
     expect(messages(oidc.options, { issuer: 'http://127.0.0.1:9000' })[0]).toContain('https');
+    // The old allowance is ignored: every request to a provider passes the https-only address guard.
     const dev = oidcProvider({ id: 'dev', allowLoopbackIssuer: true });
-    expect(messages(dev.options, { issuer: 'http://127.0.0.1:9000' })).toEqual([]);
-    expect(messages(dev.options, { issuer: 'http://localhost:9000' })).toEqual([]);
-    expect(messages(dev.options, { issuer: 'http://id.acme.example' }).length).toBe(1);
+    for (const issuer of ['http://127.0.0.1:9000', 'http://localhost:9000', 'http://id.acme.example'])
+      expect(messages(dev.options, { issuer })).toEqual([
+        'issuer must be an https URL without credentials, query or fragment',
+      ]);
+    expect(() =>
+      oidcProvider({ id: 'dev', allowLoopbackIssuer: true, issuer: 'http://127.0.0.1:9000' }),
+    ).toThrow('issuer must be an https URL');
   });
 
   it('lists several providers under their own ids, each with a fixed issuer', () => {

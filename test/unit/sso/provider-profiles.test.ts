@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, spyOn } from 'bun:test';
+import { afterAll, describe, expect, it } from 'bun:test';
+import type { GuardedFetch } from '../../../core/ports/outbound-requests.ts';
 import { bitbucket } from '../../../plugins/sso/providers/bitbucket.ts';
 import { facebook } from '../../../plugins/sso/providers/facebook.ts';
 import { github } from '../../../plugins/sso/providers/github.ts';
@@ -7,7 +8,8 @@ import { gitlab } from '../../../plugins/sso/providers/gitlab.ts';
 /**
  * The non-OIDC built-ins read the account from their REST APIs, which cannot be reached from here. A
  * loopback server answers with the shapes their documentation gives, and the providers' requests reach
- * it over real HTTP: only the origin is rewritten, so path, query, headers and parsing are the real ones.
+ * it over real HTTP through the fetch they are given: only the origin is rewritten, so path, query,
+ * headers and parsing are the real ones.
  */
 const TOKEN = 'provider-access-token';
 const answers: Record<string, unknown> = {
@@ -45,23 +47,22 @@ const api = Bun.serve({
     return path in answers ? Response.json(answers[path]) : new Response('{}', { status: 404 });
   },
 });
-const realFetch = globalThis.fetch;
-let reroute: ReturnType<typeof spyOn>;
-beforeAll(() => {
-  reroute = spyOn(globalThis, 'fetch').mockImplementation(((
-    input: string | URL | Request,
-    init?: RequestInit,
-  ) => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    return realFetch(`http://127.0.0.1:${api.port}/${url.host}${url.pathname}${url.search}`, init);
-  }) as typeof fetch);
-});
-afterAll(() => {
-  reroute.mockRestore();
-  api.stop(true);
-});
+afterAll(() => api.stop(true));
 
-const credential = { clientId: 'c', clientSecret: 's', options: {}, now: 0 };
+/**
+ * The service's guarded fetch, standing in: the providers must make their requests through the one
+ * they are given (a request through the global fetch would leave for the real API and fail here).
+ */
+const sent: string[] = [];
+const guarded: GuardedFetch = (input, init) => {
+  const url = new URL(input);
+  sent.push(url.href);
+  return fetch(`http://127.0.0.1:${api.port}/${url.host}${url.pathname}${url.search}`, {
+    headers: init?.headers ?? {},
+    redirect: 'manual',
+  });
+};
+const credential = { clientId: 'c', clientSecret: 's', options: {}, now: 0, fetch: guarded };
 
 describe('the profiles of the built-in providers without ID tokens', () => {
   it('GitHub: the numeric id, and the primary verified address from /user/emails', async () => {
@@ -75,6 +76,10 @@ describe('the profiles of the built-in providers without ID tokens', () => {
     expect(seen.filter((s) => s.path.startsWith('api.github.com')).map((s) => s.path)).toEqual([
       'api.github.com/user',
       'api.github.com/user/emails',
+    ]);
+    expect(sent.filter((u) => u.includes('github'))).toEqual([
+      'https://api.github.com/user',
+      'https://api.github.com/user/emails',
     ]);
   });
 

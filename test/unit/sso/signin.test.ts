@@ -15,7 +15,7 @@ const client = {
   redirectUri: CALLBACK,
 };
 
-const acme = oidcProvider({ id: 'acme', displayName: 'Acme', allowLoopbackIssuer: true });
+const acme = oidcProvider({ id: 'acme', displayName: 'Acme' });
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
 let op: Awaited<ReturnType<typeof startOidcOp>>;
 
