@@ -124,7 +124,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           baseUrl,
           sso: () => ctx.capability(ssoAuthenticator),
         }),
-        userInfo: createUserInfo({ server, directory }),
+        userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
         perAddress: createTokenBuckets({
           name: 'oauth2-authorize-address',

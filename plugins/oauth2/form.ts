@@ -21,12 +21,19 @@ export function readForm(request: Request, body: string): Map<string, string> {
   const params = new Map<string, string>();
   for (const [name, value] of pairsOf(body)) {
     if (params.has(name))
-      throw new OAuthError('invalid_request', `parameter ${shown(name)} is given more than once`);
+      throw name === 'resource'
+        ? // RFC 8707 §2 allows several; a server unwilling to issue one token for them all says so.
+          new OAuthError('invalid_target', ONE_RESOURCE)
+        : new OAuthError('invalid_request', `parameter ${shown(name)} is given more than once`);
     params.set(name, value);
   }
   for (const [name, value] of params) if (value === '') params.delete(name);
   return params;
 }
+
+/** Why a second `resource` is refused, at the token endpoint and the authorization endpoint alike. */
+export const ONE_RESOURCE =
+  'resource is given more than once: an access token here is for one resource (its aud), so ask for one per request';
 
 /** Characters that make a form need the full decoder: percent-escapes and `+` for a space. */
 const ENCODED = /[%+]/;
