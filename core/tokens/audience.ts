@@ -33,10 +33,30 @@ export function isUnderPublicBaseUrl(uri: string, publicBaseUrl: string): boolea
   return root === '' || path === root || path.startsWith(`${root}/`);
 }
 
+/** Why a second `resource` is refused: an access token here has one audience (RFC 8707 §2 allows it). */
+export const ONE_RESOURCE =
+  'resource is given more than once: an access token here is for one resource (its aud), so ask for one per request';
+
 /**
- * The resource an authorization or token request asks for (RFC 8707 `resource`), checked for the
- * client: one of its `resources` exactly, or its organization's own audience (the default, which needs
- * no listing). Undefined when none was asked; `invalid_target` for any other.
+ * Why the client may not ask for this resource (RFC 8707 `resource`), or undefined when it may: one of
+ * its `resources` exactly, or its organization's own audience (the default, which needs no listing).
+ */
+export function resourceRefusal(
+  client: Pick<OAuthClient, 'orgId' | 'resources'>,
+  asked: string,
+  publicBaseUrl: string,
+): string | undefined {
+  if (client.resources.includes(asked) || asked === organizationAudience(publicBaseUrl, client.orgId))
+    return undefined;
+  const listed = client.resources.length
+    ? `its resources: ${client.resources.join(' ')}`
+    : 'it lists no resources';
+  return `resource ${JSON.stringify(asked)} is not one this client may ask for (${listed}; without resource, the token is for the organization's own audience)`;
+}
+
+/**
+ * The resource a token request asks for (RFC 8707 `resource`), checked for the client; undefined when
+ * none was asked; `invalid_target` when the client may not ask for it.
  */
 export function requestedResource(
   client: Pick<OAuthClient, 'orgId' | 'resources'>,
@@ -44,13 +64,36 @@ export function requestedResource(
   publicBaseUrl: string,
 ): string | undefined {
   if (asked === undefined) return undefined;
-  if (client.resources.includes(asked) || asked === organizationAudience(publicBaseUrl, client.orgId))
-    return asked;
-  const listed = client.resources.length
-    ? `its resources: ${client.resources.join(' ')}`
-    : 'it lists no resources';
-  throw new OAuthError(
-    'invalid_target',
-    `resource ${JSON.stringify(asked)} is not one this client may ask for (${listed}; without resource, the token is for the organization's own audience)`,
-  );
+  const refusal = resourceRefusal(client, asked, publicBaseUrl);
+  if (refusal !== undefined) throw new OAuthError('invalid_target', refusal);
+  return asked;
+}
+
+/**
+ * The resource of a token issued in a grant (a code's exchange, a refresh): the one the grant was given
+ * for (undefined: the organization's own audience). The request may name it again, never another (RFC
+ * 8707 §2.2: within the grant); and one an administrator removed from the client since is not issued,
+ * as a removed scope is not.
+ */
+export function grantedResource(
+  client: Pick<OAuthClient, 'orgId' | 'resources'>,
+  granted: string | undefined,
+  asked: string | undefined,
+  publicBaseUrl: string,
+): string | undefined {
+  const own = organizationAudience(publicBaseUrl, client.orgId);
+  if (asked !== undefined && asked !== (granted ?? own))
+    throw new OAuthError(
+      'invalid_target',
+      `resource ${JSON.stringify(asked)} is not the one this grant is for (${granted === undefined ? "the organization's own audience" : JSON.stringify(granted)}): a token request may keep the grant's resource, never change it`,
+    );
+  if (granted !== undefined) {
+    const refusal = resourceRefusal(client, granted, publicBaseUrl);
+    if (refusal !== undefined)
+      throw new OAuthError(
+        'invalid_target',
+        `resource ${JSON.stringify(granted)} of this grant is no longer one the client may ask for`,
+      );
+  }
+  return granted;
 }

@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
 import { quoted as shown } from '../../core/text.ts';
+import { ONE_RESOURCE } from '../../core/tokens/audience.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -30,10 +31,6 @@ export function readForm(request: Request, body: string): Map<string, string> {
   for (const [name, value] of params) if (value === '') params.delete(name);
   return params;
 }
-
-/** Why a second `resource` is refused, at the token endpoint and the authorization endpoint alike. */
-export const ONE_RESOURCE =
-  'resource is given more than once: an access token here is for one resource (its aud), so ask for one per request';
 
 /** Characters that make a form need the full decoder: percent-escapes and `+` for a space. */
 const ENCODED = /[%+]/;
