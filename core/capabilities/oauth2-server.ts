@@ -198,7 +198,9 @@ export interface OAuth2Server {
   signAccessToken(request: AccessTokenRequest): Promise<SignedAccessToken>;
   /**
    * The claims of an active access token of this deployment (typ at+jwt, signature, issuer, expiry, not
-   * revoked, its client still there), or undefined: what userinfo and introspection trust.
+   * revoked, its client still there), or undefined: what userinfo and introspection trust. Whatever
+   * its `aud`: a caller that is a resource server of one audience checks it (userinfo takes only the
+   * organization's own).
    */
   verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
   /**

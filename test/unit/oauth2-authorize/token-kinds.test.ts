@@ -123,9 +123,13 @@ describe('an ID token (aud the client) is not an identity token', () => {
     }
   });
 
-  it('is refused by userinfo', async () => {
+  it('is refused by userinfo and inactive at introspection', async () => {
     const { id_token } = await oauthTokens();
     await expectStatus(await userinfo(id_token), 401);
+    const confidential = await s.createClient({ grant_types: ['client_credentials'], redirect_uris: [] });
+    const introspected = await postForm(s, '/oauth2/tokens/introspect', confidential, { token: id_token });
+    await expectStatus(introspected, 200);
+    expect(introspected.json).toEqual({ active: false });
   });
 });
 
