@@ -84,9 +84,10 @@ export interface TokenRevocation {
 export interface TokenIssuer {
   /**
    * Issues a token: builds the claims (iss, sub, aud (the organization ID; an ID token's is its
-   * client), oid, person_id, authenticated_methods, first_token, jti, iat, exp, groups under the organization's claim name, custom claims), runs beforeTokenIssued (except
-   * for `mint`), signs with the deployment's token key, and publishes TokenMinted_v1 (AnonymousTokenMinted_v1
-   * when the person is anonymous, whatever issues it). `first_token` is true only on the first token of an
+   * client), oid, person_id, authenticated_methods, first_token, jti, iat, exp, groups under the
+   * organization's claim name, custom claims), runs beforeTokenIssued (except for `mint`), signs with
+   * the deployment's token key, and publishes TokenMinted_v1 (AnonymousTokenMinted_v1 when the person
+   * is anonymous, whatever issues it). `first_token` is true only on the first token of an
    * authentication, never for `mint`. A handler's error (a blocked issuance) reaches the caller.
    */
   issue(request: IssueRequest): Promise<IssuedToken>;

@@ -32,7 +32,8 @@ export interface ValidatorDeps {
  * Whether verified claims are an identity token's rather than an OpenID Connect ID token's, which share
  * the keys, the issuer and typ JWT: an identity token is for its organization (aud is the organization
  * ID), an ID token for a client (aud is the client ID, never an organization's). Tokens issued before
- * identity tokens carried aud have none; every ID token always had one.
+ * identity tokens carried aud have none; every ID token always had one. So anything else these keys
+ * ever sign must have a typ other than JWT (access tokens: at+jwt) or an aud that is no organization.
  */
 const isIdentityAudience = (claims: Record<string, JsonValue>): boolean =>
   claims.aud === undefined || claims.aud === claims.oid;
