@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { TOKEN_KEYS_OWNER } from '../../../core/tokens/token-keys.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
   type AuthorizeService,
@@ -130,6 +131,21 @@ describe('resource at the authorization endpoint', () => {
     const refused = await userinfo(res.json.access_token as string);
     await expectStatus(refused, 401);
     expect(refused.headers.get('www-authenticate')).toContain('another resource');
+  });
+});
+
+describe('access tokens issued before audiences were per organization', () => {
+  it('(aud the public base URL) are still taken by userinfo and introspection until they expire', async () => {
+    const res = await tokensFor({});
+    await expectStatus(res, 200);
+    const claims = decodeJwt(res.json.access_token as string);
+    const legacy = await s.service.ctx.signer.sign(
+      TOKEN_KEYS_OWNER,
+      { ...claims, aud: s.url, jti: crypto.randomUUID() },
+      { typ: 'at+jwt' },
+    );
+    await expectStatus(await userinfo(legacy), 200);
+    expect((await introspect(legacy)).json).toMatchObject({ active: true, aud: s.url });
   });
 });
 
