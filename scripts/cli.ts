@@ -85,7 +85,9 @@ async function createOAuthClient(
       },
       'body',
     );
-    const { row, secret } = await createClient(store, orgId, body);
+    const { row, secret } = await createClient(store, orgId, body, {
+      publicBaseUrl: service.ctx.config.publicBaseUrl,
+    });
     return {
       client_id: row.clientId,
       ...(secret !== undefined ? { client_secret: secret } : {}),

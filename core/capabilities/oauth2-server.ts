@@ -18,6 +18,11 @@ export interface OAuthClient {
   redirectUris: string[];
   /** The scopes the client may be granted. */
   scopes: string[];
+  /**
+   * The resources (RFC 8707) the client may ask access tokens for, exact absolute URIs; any other is
+   * `invalid_target`. None under PUBLIC_BASE_URL: the organization's own audience needs no listing.
+   */
+  resources: string[];
   /** Seconds its access tokens live (its access_token_duration, else the deployment's default). */
   accessTokenLifetime?: number;
   /** Seconds its refresh tokens live (its refresh_token_duration, else the deployment's default). */
@@ -70,6 +75,8 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'request_not_supported'
   | 'request_uri_not_supported'
+  // RFC 8707 §2: a resource indicator the client may not ask for, or a malformed one.
+  | 'invalid_target'
   | (string & {});
 
 /**
@@ -115,6 +122,11 @@ export interface AccessTokenRequest {
   /** Seconds since the epoch of the person's authentication, when there is one. */
   authTime?: number;
   /**
+   * The resource the token is for (RFC 8707), its `aud`; the grant has checked that the client may ask
+   * for it. Without one, the organization's own audience (`organizationAudience`).
+   */
+  resource?: string;
+  /**
    * Claims added to the payload (the mint API's custom claims and `authenticated_methods`). The token's
    * own claims above win over them; the caller refuses the names it may not set.
    */
@@ -126,7 +138,11 @@ export interface AccessTokenClaims {
   iss: string;
   /** The person's ID, or the client ID for client_credentials. */
   sub: string;
-  /** The deployment's issuer URL (PUBLIC_BASE_URL): the resource servers of the deployment. */
+  /**
+   * The resource asked for (RFC 8707), else the organization's own audience (`organizationAudience`:
+   * PUBLIC_BASE_URL/organizations/<oid>). Tokens issued before audiences were per organization have
+   * PUBLIC_BASE_URL itself.
+   */
   aud: string;
   client_id: string;
   /** The organization of the client. */
@@ -182,7 +198,9 @@ export interface OAuth2Server {
   signAccessToken(request: AccessTokenRequest): Promise<SignedAccessToken>;
   /**
    * The claims of an active access token of this deployment (typ at+jwt, signature, issuer, expiry, not
-   * revoked, its client still there), or undefined: what userinfo and introspection trust.
+   * revoked, its client still there), or undefined: what userinfo and introspection trust. Whatever
+   * its `aud`: a caller that is a resource server of one audience checks it (userinfo takes only the
+   * organization's own).
    */
   verifyAccessToken(token: string): Promise<AccessTokenClaims | undefined>;
   /**

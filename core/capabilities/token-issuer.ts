@@ -60,7 +60,12 @@ export type InvalidReason =
   | 'revoked'
   | 'wrong_issuer'
   /** A genuine token of another organization than the one asking. */
-  | 'wrong_organization';
+  | 'wrong_organization'
+  /**
+   * A genuine token of this deployment that is not an identity token: an OAuth access token (typ
+   * at+jwt) or an OpenID Connect ID token (aud a client, not the organization).
+   */
+  | 'wrong_token_type';
 
 /** What to revoke: a token `validate` accepted, named by its claims. */
 export interface TokenRevocation {
@@ -78,14 +83,19 @@ export interface TokenRevocation {
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
 export interface TokenIssuer {
   /**
-   * Issues a token: builds the claims (iss, sub, oid, person_id, authenticated_methods, first_token, jti,
-   * iat, exp, groups under the organization's claim name, custom claims), runs beforeTokenIssued (except
-   * for `mint`), signs with the deployment's token key, and publishes TokenMinted_v1 (AnonymousTokenMinted_v1
-   * when the person is anonymous, whatever issues it). `first_token` is true only on the first token of an
+   * Issues a token: builds the claims (iss, sub, aud (the organization ID; an ID token's is its
+   * client), oid, person_id, authenticated_methods, first_token, jti, iat, exp, groups under the
+   * organization's claim name, custom claims), runs beforeTokenIssued (except for `mint`), signs with
+   * the deployment's token key, and publishes TokenMinted_v1 (AnonymousTokenMinted_v1 when the person
+   * is anonymous, whatever issues it). `first_token` is true only on the first token of an
    * authentication, never for `mint`. A handler's error (a blocked issuance) reaches the caller.
    */
   issue(request: IssueRequest): Promise<IssuedToken>;
-  /** Whether a token is valid now (for `orgId`, when given: another organization's is not), and why not. */
+  /**
+   * Whether an identity token is valid now (for `orgId`, when given: another organization's is not), and
+   * why not. Only identity tokens: an ID token or an access token, signed by the same keys, is
+   * `wrong_token_type`.
+   */
   validate(
     token: string,
     orgId?: string,

@@ -10,6 +10,11 @@ const PARAMETERS: [name: string, required: boolean, description?: string][] = [
   ['code_challenge', false, 'BASE64URL(SHA256(code_verifier)); required for public clients'],
   ['code_challenge_method', false, 'S256'],
   ['nonce', false, 'copied into the ID token'],
+  [
+    'resource',
+    false,
+    "RFC 8707: the resource the grant's access tokens are for (their aud), one of the client's resources, once; another is invalid_target. Absent: the organization's own audience, PUBLIC_BASE_URL/organizations/<organization ID>",
+  ],
   ['response_mode', false, 'query (the only one supported)'],
   ['prompt', false, 'none is answered login_required'],
   ['login_hint', false, 'prefills the handle'],
@@ -23,7 +28,7 @@ const PARAMETERS: [name: string, required: boolean, description?: string][] = [
 ];
 
 const DESCRIPTION =
-  "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, login_required, request_not_supported, request_uri_not_supported), `error_description`, `state` and `iss`. A parameter given twice is refused. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.";
+  "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, invalid_target, login_required, request_not_supported, request_uri_not_supported), `error_description`, `state` and `iss`. A parameter given twice is refused. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.";
 
 const responses = (bad: string): DocumentDecoration['responses'] => ({
   200: { description: 'The sign-in page', content: { 'text/html': { schema: { type: 'string' as const } } } },

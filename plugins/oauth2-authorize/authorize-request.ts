@@ -1,4 +1,5 @@
 import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../core/capabilities/oauth2-server.ts';
+import { ONE_RESOURCE, resourceRefusal } from '../../core/tokens/audience.ts';
 import { AuthorizeErrors } from './errors.ts';
 
 /** An authorization request that passed every check: the login may begin. */
@@ -9,6 +10,8 @@ export interface AuthorizeRequest {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string | undefined;
+  /** The resource asked for (RFC 8707), one the client may ask for; undefined: the organization's own. */
+  resource: string | undefined;
   /** Prefills the handle field (OIDC login_hint). */
   loginHint: string | undefined;
   /** `idp`: the client ID of an SSO credential to go straight to, skipping the page. */
@@ -50,7 +53,11 @@ function single(params: URLSearchParams, name: string): string | undefined | nul
  * is thrown as an AuthorizeErrors page error (never redirected, or the endpoint would be an open
  * redirector). Every later problem is answered as a redirect to the client with `error`.
  */
-export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSearchParams): Promise<Checked> {
+export async function checkAuthorizeRequest(
+  server: OAuth2Server,
+  params: URLSearchParams,
+  publicBaseUrl: string,
+): Promise<Checked> {
   const clientId = single(params, 'client_id');
   if (clientId === null) throw AuthorizeErrors.INVALID_CLIENT('client_id must be given once; it is repeated');
   if (!clientId) throw AuthorizeErrors.INVALID_CLIENT('client_id is required');
@@ -74,7 +81,9 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
   });
   for (const name of new Set(params.keys()))
     if (params.getAll(name).length > 1)
-      return refuse('invalid_request', `${name} must be given once; it is repeated`);
+      return name === 'resource'
+        ? refuse('invalid_target', ONE_RESOURCE)
+        : refuse('invalid_request', `${name} must be given once; it is repeated`);
   if (rawState.length === 1 && state === undefined)
     return refuse('invalid_request', `state must be at most ${MAX.state} characters`);
   // OIDC Core 6.1 and 6.2: an OP without request objects must say so, not use the plain parameters
@@ -108,6 +117,11 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
       'invalid_scope',
       `scope ${beyond.join(' ')} is beyond the scopes this client may be granted`,
     );
+
+  // RFC 8707 §2: one of the client's resources, else invalid_target; an empty one counts as absent.
+  const resource = params.get('resource') || undefined;
+  const unlisted = resource === undefined ? undefined : resourceRefusal(client, resource, publicBaseUrl);
+  if (unlisted !== undefined) return refuse('invalid_target', unlisted);
 
   const challenge = params.get('code_challenge') ?? undefined;
   const method = params.get('code_challenge_method') ?? undefined;
@@ -153,6 +167,7 @@ export async function checkAuthorizeRequest(server: OAuth2Server, params: URLSea
       state,
       nonce,
       codeChallenge: challenge,
+      resource,
       loginHint: hint && hint.length <= MAX.loginHint ? hint : undefined,
       idp,
     },

@@ -93,6 +93,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         families,
         // The oauth2 plugin fills each client's lifetime (its own, else OAUTH2_REFRESH_TOKEN_LIFETIME).
         refreshLifetime: DEFAULT_REFRESH_LIFETIME,
+        publicBaseUrl: baseUrl,
       };
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
@@ -124,7 +125,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           baseUrl,
           sso: () => ctx.capability(ssoAuthenticator),
         }),
-        userInfo: createUserInfo({ server, directory }),
+        userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
         perAddress: createTokenBuckets({
           name: 'oauth2-authorize-address',

@@ -165,6 +165,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         redirectUri: login.redirectUri,
         scope: stillAllowedScope(login.scope, client),
         codeChallenge: login.codeChallenge,
+        resource: login.resource,
         personId: who.personId,
         methods: [who.method],
         authTime: minted.authTime,

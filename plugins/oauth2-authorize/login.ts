@@ -98,6 +98,7 @@ export function createLogin(deps: LoginDeps) {
         state: request.state,
         nonce: request.nonce,
         codeChallenge: request.codeChallenge,
+        resource: request.resource,
       };
       await logins.open(loginId, browser, login);
       const choices = await choicesOf(login.orgId);

@@ -33,6 +33,16 @@ const MintBody = v.object({
       ),
     ),
   ),
+  resource: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(2000, 'must be at most 2000 characters'),
+      v.description(
+        "The access token's resource (RFC 8707), its aud: one of the client's resources (400 otherwise). Absent: the organization's own audience, PUBLIC_BASE_URL/organizations/<organization ID>. Refresh tokens keep it.",
+      ),
+    ),
+  ),
   custom_claims: v.optional(
     v.pipe(
       // Not valibot's record: it takes an array as an object of index keys, and drops `__proto__`.
@@ -66,6 +76,7 @@ export function mintRoutes(ctx: ServiceContext, mint: Mint) {
           personId: body.person_id.toLowerCase(),
           clientId: body.client_id,
           ...(body.scopes ? { scopes: body.scopes } : {}),
+          ...(body.resource !== undefined ? { resource: body.resource } : {}),
           ...(body.custom_claims ? { customClaims: body.custom_claims } : {}),
           request: analyticsOf(request),
         }),

@@ -3,6 +3,7 @@ import type { AnalyticsContext } from '../../core/capabilities/person-directory.
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { JsonValue } from '../../core/ports/event-bus.ts';
+import { resourceRefusal } from '../../core/tokens/audience.ts';
 import { ACCESS_TOKEN_CLAIMS, ID_TOKEN_CLAIMS, reservedClaimOf } from '../../core/tokens/reserved-claims.ts';
 import { AuthorizeErrors } from './errors.ts';
 import { issueTokens, refuseRevoked, type TokenIssuing } from './grants/issue-tokens.ts';
@@ -13,6 +14,8 @@ export interface MintRequest {
   personId: string;
   clientId: string;
   scopes?: readonly string[];
+  /** The access token's resource (RFC 8707), one the client may ask for; absent: the organization's own. */
+  resource?: string;
   customClaims?: Readonly<Record<string, JsonValue>>;
   request: AnalyticsContext;
 }
@@ -72,6 +75,9 @@ export function createMint(deps: TokenIssuing & { issuer: TokenIssuer; clock: Cl
     if (!person) throw AuthorizeErrors.MINT_PERSON_NOT_FOUND(m.personId);
     if (!person.active) throw AuthorizeErrors.MINT_PERSON_DISABLED(person.personId);
     const scope = scopesOf(client, m.scopes);
+    const unlisted =
+      m.resource === undefined ? undefined : resourceRefusal(client, m.resource, deps.publicBaseUrl);
+    if (unlisted !== undefined) throw invalid(`resource: ${unlisted}`);
     const custom = m.customClaims ?? {};
     await checkClaims(m.orgId, custom);
 
@@ -95,6 +101,7 @@ export function createMint(deps: TokenIssuing & { issuer: TokenIssuer; clock: Cl
       personId: person.personId,
       scope,
       methods: METHODS,
+      resource: m.resource,
       authTime,
     });
     const { response, access } = await issueTokens(deps, {
@@ -103,6 +110,7 @@ export function createMint(deps: TokenIssuing & { issuer: TokenIssuer; clock: Cl
       personId: person.personId,
       scope,
       authTime,
+      resource: m.resource,
       claims: { ...custom, authenticated_methods: METHODS },
       refresh: scope.includes('offline_access'),
       revoked: () => AuthorizeErrors.MINT_GRANT_REVOKED(),

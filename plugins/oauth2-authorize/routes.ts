@@ -128,7 +128,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
             headers: { 'retry-after': String(take.retryAfterSeconds) },
           })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
       }
-      const checked = await checkAuthorizeRequest(deps.server, await readParams());
+      const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
       if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
       const sent = cookieOf(request, cookieName);
       const browser = sent && BROWSER_VALUE.test(sent) ? sent : randomSecret('');

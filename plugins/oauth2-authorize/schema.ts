@@ -23,6 +23,8 @@ export const oauth2AuthorizeLogins = pgTable(
     nonce: text('nonce'),
     /** The PKCE S256 challenge; null when the (confidential) client sent none. */
     codeChallenge: text('code_challenge'),
+    /** The resource asked for (RFC 8707), one of the client's; null: the organization's own audience. */
+    resource: text('resource'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     usedAt: bigint('used_at', { mode: 'number' }),
@@ -44,6 +46,8 @@ export const oauth2AuthorizeCodes = pgTable(
     redirectUri: text('redirect_uri').notNull(),
     scope: text('scope').notNull(),
     codeChallenge: text('code_challenge'),
+    /** The resource of the authorization request (RFC 8707); null: the organization's own audience. */
+    resource: text('resource'),
     personId: text('person_id').notNull(),
     /** The login's time, seconds since the epoch (auth_time). */
     authTime: bigint('auth_time', { mode: 'number' }).notNull(),
@@ -76,6 +80,11 @@ export const oauth2AuthorizeFamilies = pgTable(
     scope: text('scope').notNull(),
     /** `authenticated_methods` of the login, space-delimited. */
     methods: text('methods').notNull(),
+    /**
+     * The resource (RFC 8707) its access tokens are for, kept by every refresh; null: the
+     * organization's own audience.
+     */
+    resource: text('resource'),
     /** The login's time, seconds since the epoch (auth_time). */
     authTime: bigint('auth_time', { mode: 'number' }).notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),

@@ -5,6 +5,7 @@ import {
 } from '../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
 import type { Clock } from '../../core/ports/clock.ts';
+import { organizationAudience } from '../../core/tokens/audience.ts';
 import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
 import type { ClientPersonRevoker, FamilyRevoker } from './grants/revocation.ts';
 import type { FamilyStore } from './store/families.ts';
@@ -51,6 +52,8 @@ export function createRefreshTokenStore(deps: {
         scope: family.scope.join(' '),
         sub: family.personId,
         iss: deps.issuer,
+        // The audience of the access tokens it refreshes: the grant's resource, else the organization's.
+        aud: family.resource ?? organizationAudience(deps.issuer, family.orgId),
         iat: Math.floor(found.issuedAt / 1000),
         exp: Math.floor(found.expiresAt / 1000),
         auth_time: family.authTime,

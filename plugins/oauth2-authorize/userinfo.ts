@@ -1,5 +1,6 @@
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { organizationAudience } from '../../core/tokens/audience.ts';
 import { AuthorizeErrors } from './errors.ts';
 
 /** The UserInfo response (OIDC Core §5.3; the reference's UserinfoOAuth2Response). */
@@ -50,7 +51,19 @@ export function bearerOf(header: string | null): string | undefined {
  * `_verified` members with the handle's `verified` flag (a link followed, an SSO provider's word, a
  * password reset through that address, or the organization's through the API).
  */
-export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDirectory }) {
+export function createUserInfo(deps: {
+  server: OAuth2Server;
+  directory: PersonDirectory;
+  /** PUBLIC_BASE_URL: the issuer, under which each organization's own audience is. */
+  publicBaseUrl: string;
+}) {
+  /**
+   * Userinfo is a resource of the organization's own audience (RFC 9068 §4): a token a client asked for
+   * another resource (RFC 8707) is that resource's, which must not be able to replay it here. A token
+   * issued before audiences were per organization has the base URL itself, and is taken until it expires.
+   */
+  const forUserinfo = (aud: string, orgId: string) =>
+    aud === organizationAudience(deps.publicBaseUrl, orgId) || aud === deps.publicBaseUrl;
   return async function userInfo(authorization: string | null): Promise<UserInfo> {
     const token = bearerOf(authorization);
     if (!token) {
@@ -63,6 +76,10 @@ export function createUserInfo(deps: { server: OAuth2Server; directory: PersonDi
     }
     const claims = await deps.server.verifyAccessToken(token);
     if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');
+    if (!forUserinfo(claims.aud, claims.oid))
+      throw invalid(
+        "the access token is for another resource (its aud): userinfo takes the tokens of the organization's own audience, asked for without a resource",
+      );
     const scope = claims.scope.split(' ');
     if (!scope.includes('openid'))
       throw AuthorizeErrors.INSUFFICIENT_SCOPE.with({

@@ -8,6 +8,7 @@ import type {
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Signer, SignOptions } from '../../core/ports/signer.ts';
 import type { Transaction } from '../../core/ports/storage.ts';
+import { organizationAudience } from '../../core/tokens/audience.ts';
 import { TOKEN_KEYS_OWNER } from '../../core/tokens/token-keys.ts';
 import type { ClientCache, LifetimeDefaults } from './client-cache.ts';
 import type { ClientStore } from './store.ts';
@@ -22,6 +23,7 @@ const isClaims = (c: Record<string, unknown>): c is Record<string, unknown> & Ac
   typeof c.sub === 'string' &&
   typeof c.client_id === 'string' &&
   typeof c.oid === 'string' &&
+  typeof c.aud === 'string' &&
   typeof c.scope === 'string' &&
   typeof c.jti === 'string' &&
   typeof c.iat === 'number' &&
@@ -29,7 +31,8 @@ const isClaims = (c: Record<string, unknown>): c is Record<string, unknown> & Ac
 
 /**
  * RFC 9068 access tokens: ES256 JWTs with typ at+jwt, signed by the deployment's token keys (the ones in
- * /.well-known/jwks.json), and their verification and revocation.
+ * /.well-known/jwks.json), and their verification and revocation. Their audience is the resource the
+ * client asked for (RFC 8707), else their organization's own: never one shared by every tenant.
  */
 export function createAccessTokens(deps: {
   signer: Signer;
@@ -62,7 +65,7 @@ export function createAccessTokens(deps: {
       ...request.claims,
       iss: issuer,
       sub: request.subject,
-      aud: issuer,
+      aud: request.resource ?? organizationAudience(issuer, client.orgId),
       client_id: client.clientId,
       oid: client.orgId,
       scope: request.scope.join(' '),

@@ -1,13 +1,20 @@
 import type * as v from 'valibot';
-import { checkClientShape, unique } from './client-rules.ts';
+import { checkClientShape, checkResources, unique } from './client-rules.ts';
 import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from './schema.ts';
 import type { ClientStore } from './store.ts';
+
+/** What the client rules need of the deployment. */
+export interface ClientRuleContext {
+  /** PUBLIC_BASE_URL: no resource may be under it. */
+  publicBaseUrl: string;
+}
 
 /** Creates a client from a validated create body (the route and the CLI): its row and, once, its secret. */
 export function createClient(
   store: ClientStore,
   orgId: string,
   body: v.InferOutput<typeof ClientCreateSchema>,
+  rules: ClientRuleContext,
 ): Promise<{ row: ClientRow; secret?: string }> {
   const shape = {
     public: body.public ?? false,
@@ -15,10 +22,12 @@ export function createClient(
     redirectUris: unique(body.redirect_uris ?? []),
   };
   checkClientShape(shape, 'body');
+  checkResources(body.resources ?? [], rules.publicBaseUrl);
   return store.create(orgId, {
     ...shape,
     name: body.client_name,
     scopes: unique(body.scopes),
+    resources: unique(body.resources ?? []),
     ...(body.access_token_duration != null ? { accessTokenDuration: body.access_token_duration } : {}),
     ...(body.refresh_token_duration != null ? { refreshTokenDuration: body.refresh_token_duration } : {}),
   });
@@ -29,7 +38,9 @@ export function patchClient(
   store: ClientStore,
   row: ClientRow,
   body: v.InferOutput<typeof ClientPatchSchema>,
+  rules: ClientRuleContext,
 ): Promise<ClientRow> {
+  if (body.resources !== undefined) checkResources(body.resources, rules.publicBaseUrl);
   const grantTypes = body.grant_types === undefined ? undefined : unique(body.grant_types);
   const redirectUris = body.redirect_uris === undefined ? undefined : unique(body.redirect_uris);
   checkClientShape(
@@ -45,6 +56,7 @@ export function patchClient(
     ...(grantTypes !== undefined ? { grantTypes } : {}),
     ...(redirectUris !== undefined ? { redirectUris } : {}),
     ...(body.scopes !== undefined ? { scopes: unique(body.scopes) } : {}),
+    ...(body.resources !== undefined ? { resources: unique(body.resources) } : {}),
     ...(body.access_token_duration !== undefined ? { accessTokenDuration: body.access_token_duration } : {}),
     ...(body.refresh_token_duration !== undefined
       ? { refreshTokenDuration: body.refresh_token_duration }

@@ -28,6 +28,7 @@ export function clientOf(row: ClientRow, defaults: LifetimeDefaults): OAuthClien
     grantTypes: row.grantTypes,
     redirectUris: row.redirectUris,
     scopes: row.scopes,
+    resources: row.resources,
     accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     ui: row.uiConfiguration ?? {},

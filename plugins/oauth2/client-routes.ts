@@ -40,6 +40,7 @@ export function clientRoutes(
   defaults: LifetimeDefaults,
 ) {
   const present = (row: Parameters<typeof clientJson>[0]) => clientJson(row, defaults);
+  const rules = { publicBaseUrl: ctx.config.publicBaseUrl };
   const write = { ...errorResponses, ...writeErrorResponses };
   const newSecret = async ({
     org,
@@ -77,7 +78,7 @@ export function clientRoutes(
       PATH,
       async ({ org, body, request, set }) => {
         const { row, secret } = await consistentWrite(request, ctx.headers, () =>
-          createClient(store, org.id, body),
+          createClient(store, org.id, body, rules),
         );
         set.status = 201;
         return ok({ ...present(row), ...(secret !== undefined ? { client_secret: secret } : {}) });
@@ -93,7 +94,7 @@ export function clientRoutes(
           operationId: 'PostOauth2Clients',
           summary: 'Create an OAuth 2.0 client',
           description:
-            'A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code.',
+            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL.",
           tags: TAGS,
           security,
         },
@@ -130,7 +131,9 @@ export function clientRoutes(
       `${PATH}/:oauth_client_id`,
       async ({ org, params, body, request }) => {
         const row = await store.get(org.id, params.oauth_client_id);
-        const updated = await consistentWrite(request, ctx.headers, () => patchClient(store, row, body));
+        const updated = await consistentWrite(request, ctx.headers, () =>
+          patchClient(store, row, body, rules),
+        );
         cache.forget(row.clientId);
         return ok(present(updated));
       },

@@ -1,3 +1,4 @@
+import { isUnderPublicBaseUrl } from '../../core/tokens/audience.ts';
 import { OAuth2Errors } from './errors.ts';
 
 /** A client's settings that depend on each other. */
@@ -29,4 +30,18 @@ export function checkClientShape(shape: ClientShape, on: 'body' | 'the client af
     throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
       `${at('grant_types')}: refresh_token needs authorization_code (refresh tokens are issued by that grant)`,
     );
+}
+
+/**
+ * A client lists only resource servers of its own: never a URI under the service's PUBLIC_BASE_URL,
+ * where every organization's own audience is, so that no tenant can have tokens minted for another
+ * tenant's audience (its own needs no listing: it is the default).
+ */
+export function checkResources(resources: readonly string[], publicBaseUrl: string): void {
+  resources.forEach((uri, i) => {
+    if (isUnderPublicBaseUrl(uri, publicBaseUrl))
+      throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
+        `body.resources[${i}]: ${JSON.stringify(uri)} is under this service's public base URL (${publicBaseUrl}), where the organizations' own audiences are: list only your own resource servers (access tokens asked without resource are for this organization's own audience)`,
+      );
+  });
 }

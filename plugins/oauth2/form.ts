@@ -1,5 +1,6 @@
 import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
 import { quoted as shown } from '../../core/text.ts';
+import { ONE_RESOURCE } from '../../core/tokens/audience.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -21,7 +22,10 @@ export function readForm(request: Request, body: string): Map<string, string> {
   const params = new Map<string, string>();
   for (const [name, value] of pairsOf(body)) {
     if (params.has(name))
-      throw new OAuthError('invalid_request', `parameter ${shown(name)} is given more than once`);
+      throw name === 'resource'
+        ? // RFC 8707 §2 allows several; a server unwilling to issue one token for them all says so.
+          new OAuthError('invalid_target', ONE_RESOURCE)
+        : new OAuthError('invalid_request', `parameter ${shown(name)} is given more than once`);
     params.set(name, value);
   }
   for (const [name, value] of params) if (value === '') params.delete(name);

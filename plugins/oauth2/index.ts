@@ -98,7 +98,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         defaults,
       });
       const registry = createOAuth2Server({ clients, accessTokens });
-      registry.server.addGrant(clientCredentialsGrant(accessTokens));
+      registry.server.addGrant(clientCredentialsGrant(accessTokens, ctx.config.publicBaseUrl));
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
       const deps = {
         clients,

@@ -14,6 +14,7 @@ export function clientJson(row: ClientRow, defaults: LifetimeDefaults): v.InferO
     refresh_token_duration: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     public: row.public,
     redirect_uris: row.redirectUris,
+    resources: row.resources,
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

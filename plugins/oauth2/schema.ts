@@ -27,6 +27,8 @@ export const oauth2Clients = pgTable(
     lastUsedAt: bigint('last_used_at', { mode: 'number' }),
     /** The hosted-UI configuration (PUT .../ui-configuration), validated when written; null: never set. */
     uiConfiguration: jsonb('ui_configuration').$type<OAuthClientUiConfiguration>(),
+    /** The resources (RFC 8707) its access tokens may be for, exact URIs; []: its organization's only. */
+    resources: jsonb('resources').$type<string[]>().notNull().default([]),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );
@@ -89,6 +91,22 @@ export function redirectUriProblem(uri: string): string | undefined {
   return `must use https (got the scheme ${url.protocol.slice(0, -1)})`;
 }
 
+/**
+ * Why a resource indicator is refused, or undefined: an absolute URI without a fragment (RFC 8707 §2).
+ * Whether it is the service's own audience is the client rules' to say (they know PUBLIC_BASE_URL).
+ */
+export function resourceProblem(uri: string): string | undefined {
+  if (uri.includes('#')) return 'must not contain a fragment (#) (RFC 8707 section 2)';
+  if (/\s/.test(uri)) return 'must not contain white space';
+  if (uri.includes('\\')) return 'must not contain a backslash (\\)';
+  try {
+    new URL(uri);
+  } catch {
+    return 'must be an absolute URI (RFC 8707 section 2)';
+  }
+  return undefined;
+}
+
 const clientName = v.pipe(
   v.string('must be a string'),
   v.minLength(1, 'must not be empty'),
@@ -135,6 +153,23 @@ const redirectUris = v.pipe(
     'Exact-match redirect URIs: https, or http on a loopback host (127.0.0.1, [::1], localhost); no fragment.',
   ),
 );
+const resources = v.pipe(
+  v.array(
+    v.pipe(
+      v.string('must be a string'),
+      v.maxLength(2000, 'must be at most 2000 characters'),
+      v.check(
+        (u) => resourceProblem(u) === undefined,
+        (i) => resourceProblem(String(i.input))!,
+      ),
+    ),
+    'must be an array of URIs',
+  ),
+  v.maxLength(20, 'must list at most 20 resources'),
+  v.description(
+    "Resource indicators (RFC 8707) the client may ask for with `resource`, each the `aud` of the access tokens asked for it: absolute URIs without a fragment, matched exactly; none under this service's PUBLIC_BASE_URL (every organization's own audience is there). A `resource` not listed is invalid_target. Without `resource`, a token's aud is the organization's own: PUBLIC_BASE_URL/organizations/<organization ID>. Duplicates are dropped.",
+  ),
+);
 const duration = (max: number, what: string) =>
   v.pipe(
     v.number('must be an integer number of seconds'),
@@ -160,6 +195,7 @@ export const ClientCreateSchema = exactly(
     scopes,
     grant_types: grantTypes,
     redirect_uris: v.optional(redirectUris),
+    resources: v.optional(resources),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
     public: v.optional(
@@ -178,6 +214,7 @@ export const ClientPatchSchema = exactly(
     scopes: v.optional(scopes),
     grant_types: v.optional(grantTypes),
     redirect_uris: v.optional(redirectUris),
+    resources: v.optional(resources),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
   },
@@ -197,6 +234,12 @@ export const ClientSchema = v.object({
   refresh_token_duration: v.number(),
   public: v.boolean(),
   redirect_uris: v.array(v.string()),
+  resources: v.pipe(
+    v.array(v.string()),
+    v.description(
+      "Resource indicators (RFC 8707) the client may ask for; [] when only its organization's own audience.",
+    ),
+  ),
   created_at: v.string(),
   last_used: v.optional(v.pipe(v.string(), v.description('Recorded at most once a minute.'))),
 });

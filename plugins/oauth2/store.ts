@@ -13,6 +13,7 @@ export interface ClientInput {
   grantTypes?: string[];
   redirectUris?: string[];
   scopes?: string[];
+  resources?: string[];
   accessTokenDuration?: number | null;
   refreshTokenDuration?: number | null;
 }
@@ -43,6 +44,7 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
           grantTypes: input.grantTypes,
           redirectUris: input.redirectUris,
           scopes: input.scopes,
+          resources: input.resources ?? [],
           accessTokenDuration: input.accessTokenDuration ?? null,
           refreshTokenDuration: input.refreshTokenDuration ?? null,
           secretDigest: secret === undefined ? null : await secretDigest(secret),
@@ -82,6 +84,7 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
       if (input.grantTypes !== undefined) set.grantTypes = input.grantTypes;
       if (input.redirectUris !== undefined) set.redirectUris = input.redirectUris;
       if (input.scopes !== undefined) set.scopes = input.scopes;
+      if (input.resources !== undefined) set.resources = input.resources;
       if (input.accessTokenDuration !== undefined) set.accessTokenDuration = input.accessTokenDuration;
       if (input.refreshTokenDuration !== undefined) set.refreshTokenDuration = input.refreshTokenDuration;
       const [updated] = await db

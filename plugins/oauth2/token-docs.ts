@@ -54,6 +54,7 @@ const oauthError = (description: string) => ({
               'unauthorized_client',
               'unsupported_grant_type',
               'invalid_scope',
+              'invalid_target',
             ],
           },
           error_description: { type: 'string' as const },
@@ -65,7 +66,7 @@ const oauthError = (description: string) => ({
 
 const errors = {
   400: oauthError(
-    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant',
+    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant, invalid_target (a resource the client does not list, or more than one)',
   ),
   401: oauthError('invalid_client: unknown client, wrong secret; with WWW-Authenticate: Basic'),
 };
@@ -110,6 +111,11 @@ export const tokenDoc: DocumentDecoration = {
           "authorization_code with PKCE: the spec's name for code_verifier (the same value; send one of the two)",
       },
       refresh_token: { type: 'string', description: 'refresh_token' },
+      resource: {
+        type: 'string',
+        description:
+          "RFC 8707: the resource the access token is for, its aud. client_credentials: one of the client's resources. authorization_code and refresh_token: the grant's own (the authorization request's resource), which may be named again, never changed. Absent: the grant's resource, else the organization's own audience, PUBLIC_BASE_URL/organizations/<organization ID>. Another, or more than one: invalid_target.",
+      },
       ...credentials,
     },
     ['grant_type'],

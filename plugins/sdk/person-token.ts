@@ -33,8 +33,9 @@ export type PersonTokenCheck =
   | { ok: false; reason: InvalidReason | 'not_a_person_token' };
 
 /**
- * Person tokens as the SDK routes take them: identity tokens of the organization (an OAuth access token,
- * which names no `person_id`, is not one), whose person still exists.
+ * Person tokens as the SDK routes take them: identity tokens of the organization, whose person still
+ * exists. The issuer's validation refuses the other tokens its keys sign (an OAuth access token, an
+ * OpenID Connect ID token, whose audience is a client) as `wrong_token_type`.
  */
 export function createPersonTokens(issuer: TokenIssuer, directory: PersonDirectory) {
   async function check(orgId: string, token: string): Promise<PersonTokenCheck> {

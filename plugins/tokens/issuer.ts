@@ -93,6 +93,9 @@ export function createIssue(deps: IssuerDeps) {
     const claims: Record<string, JsonValue> = {
       iss,
       sub: person.personId,
+      // The spec's audience of an identity token: its organization. An ID token's is its client instead,
+      // and that is how validation tells the two apart (they share the keys, the issuer and typ JWT).
+      aud: req.orgId,
       oid: req.orgId,
       person_id: person.personId,
       authenticated_methods: req.methods,

@@ -55,6 +55,7 @@ const REFERENCE_REASON_OF: Record<Detail, ReferenceReason> = {
   unknown_key: 'invalid_token_content',
   revoked: 'invalid_token_content',
   wrong_organization: 'invalid_token_content',
+  wrong_token_type: 'invalid_token_content',
   expired: 'expired',
   wrong_issuer: 'invalid_issuer',
   person_inactive: 'person_not_active',
@@ -144,7 +145,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
           operationId: 'PostTokenValidate',
           summary: 'Validate an identity token',
           description:
-            "Whether the token is valid for this organization now. If not, invalidity_reason says why in the reference's terms (invalid_token_content, expired, invalid_issuer, person_not_active) and invalidity_detail more finely: malformed, bad_signature, unknown_key, revoked or wrong_organization (a genuine token of another organization) for invalid_token_content, expired, wrong_issuer for invalid_issuer, person_inactive or person_deleted for person_not_active.",
+            "Whether the token is valid for this organization now. If not, invalidity_reason says why in the reference's terms (invalid_token_content, expired, invalid_issuer, person_not_active) and invalidity_detail more finely: malformed, bad_signature, unknown_key, revoked, wrong_organization (a genuine token of another organization) or wrong_token_type (an OAuth access token or an OpenID Connect ID token, signed by the same keys: only identity tokens validate here) for invalid_token_content, expired, wrong_issuer for invalid_issuer, person_inactive or person_deleted for person_not_active.",
           tags: TAGS,
           security: SECURITY,
         },

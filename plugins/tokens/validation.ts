@@ -29,9 +29,20 @@ export interface ValidatorDeps {
 }
 
 /**
+ * Whether verified claims are an identity token's rather than an OpenID Connect ID token's, which share
+ * the keys, the issuer and typ JWT: an identity token is for its organization (aud is the organization
+ * ID), an ID token for a client (aud is the client ID, never an organization's). Tokens issued before
+ * identity tokens carried aud have none; every ID token always had one. So anything else these keys
+ * ever sign must have a typ other than JWT (access tokens: at+jwt) or an aud that is no organization.
+ */
+const isIdentityAudience = (claims: Record<string, JsonValue>): boolean =>
+  claims.aud === undefined || claims.aud === claims.oid;
+
+/**
  * Validation and revocation of identity tokens. A token is valid when it is a compact ES256 JWS signed
- * by one of the deployment's published token keys, unexpired, of this deployment's issuer, of the
- * organization asking (when one asks), and not revoked.
+ * by one of the deployment's published token keys, typ JWT, unexpired, of this deployment's issuer,
+ * an identity token (aud its organization: not an ID token, whose aud is a client), of the organization
+ * asking (when one asks), and not revoked.
  */
 export function createValidator(deps: ValidatorDeps) {
   const { storage, clock, keys, issuer } = deps;
@@ -46,7 +57,7 @@ export function createValidator(deps: ValidatorDeps) {
       // OAuth access tokens (typ at+jwt, RFC 9068) are signed by the same keys: they are not identity
       // tokens, and a client's token must never pass for a person's (RFC 8725 §3.11).
       if (header.typ !== undefined && String(header.typ).toLowerCase() !== 'jwt')
-        return { valid: false, reason: 'malformed' };
+        return { valid: false, reason: 'wrong_token_type' };
       kid = header.kid;
     } catch {
       return { valid: false, reason: 'malformed' };
@@ -79,7 +90,7 @@ export function createValidator(deps: ValidatorDeps) {
   }
 
   return {
-    /** Whether a token is valid now (for `orgId`, when given), and why not. */
+    /** Whether an identity token is valid now (for `orgId`, when given), and why not. */
     async validate(token: string, orgId?: string): Promise<Validation> {
       const checked = await verify(token);
       if (!checked.valid) return checked;
@@ -87,6 +98,7 @@ export function createValidator(deps: ValidatorDeps) {
       if (claims.iss !== issuer) return { valid: false, reason: 'wrong_issuer' };
       if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.oid !== 'string')
         return { valid: false, reason: 'malformed' };
+      if (!isIdentityAudience(claims)) return { valid: false, reason: 'wrong_token_type' };
       if (orgId !== undefined && claims.oid !== orgId) return { valid: false, reason: 'wrong_organization' };
       if (await isRevoked(claims, claims.jti, claims.oid)) return { valid: false, reason: 'revoked' };
       return checked;

@@ -21,6 +21,7 @@ export const identityPlugins = (o: { password?: PasswordOptions; tokens?: Tokens
 const STANDARD_CLAIMS = [
   'iss',
   'sub',
+  'aud',
   'oid',
   'person_id',
   'authenticated_methods',

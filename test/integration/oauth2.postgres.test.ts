@@ -70,7 +70,8 @@ describe('oauth2 on Postgres, two replicas', () => {
       const request = new Request('https://api.example/', {
         headers: { authorization: `Bearer ${results[0]!.access_token}` },
       });
-      expect((await oauth.validateJwtAccessToken(as, request, a.url, http)).client_id).toBe(c.client_id);
+      const audience = `${a.url}/organizations/${a.org.id}`;
+      expect((await oauth.validateJwtAccessToken(as, request, audience, http)).client_id).toBe(c.client_id);
     }
   });
 

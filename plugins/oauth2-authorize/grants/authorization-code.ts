@@ -1,4 +1,5 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
+import { grantedResource } from '../../../core/tokens/audience.ts';
 import { stillAllowedScope } from '../login-client.ts';
 import type { CodeStore } from '../store/codes.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
@@ -94,12 +95,15 @@ export function authorizationCodeGrant(
       await requireActivePerson(deps.directory, code.orgId, code.personId);
       // A scope an administrator removed from the client since the login is not granted (as on refresh).
       const scope = stillAllowedScope(code.scope, client);
+      // RFC 8707 §2.2: the token request may name the authorization request's resource, not another.
+      const resource = grantedResource(client, code.resource, params.get('resource'), deps.publicBaseUrl);
       const { response, access } = await issueTokens(deps, {
         client,
         familyId: code.familyId,
         personId: code.personId,
         scope,
         authTime: code.authTime,
+        resource,
         revoked: codeRevoked,
       });
       await deps.codes.recordAccess(code.codeHash, access);

@@ -18,6 +18,8 @@ export interface TokenIssuing {
   families: FamilyStore;
   /** Seconds a refresh token lives unless the client says otherwise. */
   refreshLifetime: number;
+  /** PUBLIC_BASE_URL: under it, each organization's own audience (RFC 8707 resources are checked). */
+  publicBaseUrl: string;
 }
 
 /**
@@ -43,6 +45,8 @@ export async function issueTokens(
     personId: string;
     scope: string[];
     authTime: number;
+    /** The access token's resource (RFC 8707), checked by the grant; undefined: the organization's own. */
+    resource?: string | undefined;
     /** Claims added to the access token (the mint API's). */
     claims?: Readonly<Record<string, JsonValue>>;
     /** Whether to add a refresh token. @default whether the client may use the refresh_token grant */
@@ -56,6 +60,7 @@ export async function issueTokens(
     subject: o.personId,
     scope: o.scope,
     authTime: o.authTime,
+    ...(o.resource !== undefined ? { resource: o.resource } : {}),
     ...(o.claims ? { claims: o.claims } : {}),
   });
   const access = { jti: signed.claims.jti, exp: signed.claims.exp };

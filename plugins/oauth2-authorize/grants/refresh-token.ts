@@ -2,6 +2,7 @@ import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-s
 import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import { grantedResource } from '../../../core/tokens/audience.ts';
 import { parseScope } from '../authorize-request.ts';
 import { stillAllowedScope } from '../login-client.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
@@ -66,6 +67,14 @@ export function refreshTokenGrant(
         }
         scope = narrowed;
       }
+      // The family's resource, kept (RFC 8707 §2.2): a refresh may name it again, never another.
+      let resource: string | undefined;
+      try {
+        resource = grantedResource(client, family.resource, params.get('resource'), deps.publicBaseUrl);
+      } catch (error) {
+        if (fresh) await deps.families.unspend(found.tokenHash);
+        throw error;
+      }
 
       await requireActivePerson(deps.directory, family.orgId, family.personId);
       // Before the tokens: a refusal by the token_minted hook leaves no new refresh token behind.
@@ -96,6 +105,7 @@ export function refreshTokenGrant(
         personId: family.personId,
         scope,
         authTime: family.authTime,
+        resource,
       });
       if (idToken !== undefined) response.id_token = idToken;
       return response;

@@ -15,6 +15,8 @@ export interface IssuedCode {
   redirectUri: string;
   scope: string[];
   codeChallenge: string | undefined;
+  /** The resource of the authorization request (RFC 8707); undefined: the organization's own audience. */
+  resource: string | undefined;
   personId: string;
   methods: string[];
   /** Seconds since the epoch. */
@@ -50,6 +52,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
       redirectUri: row.redirectUri,
       scope: scopeList(row.scope),
       codeChallenge: row.codeChallenge ?? undefined,
+      resource: row.resource ?? undefined,
       personId: row.personId,
       authTime: row.authTime,
       familyId: row.familyId,
@@ -72,6 +75,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           personId: issued.personId,
           scope: scopeText(issued.scope),
           methods: scopeText(issued.methods),
+          resource: issued.resource ?? null,
           authTime: issued.authTime,
           createdAt: now,
         });
@@ -82,6 +86,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           redirectUri: issued.redirectUri,
           scope: scopeText(issued.scope),
           codeChallenge: issued.codeChallenge ?? null,
+          resource: issued.resource ?? null,
           personId: issued.personId,
           authTime: issued.authTime,
           familyId,

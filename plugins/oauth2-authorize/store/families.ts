@@ -15,6 +15,8 @@ export interface Family {
   personId: string;
   scope: string[];
   methods: string[];
+  /** The resource (RFC 8707) its access tokens are for; undefined: the organization's own audience. */
+  resource: string | undefined;
   authTime: number;
   revoked: boolean;
 }
@@ -48,7 +50,7 @@ const spendStatement = prepared<SpentRow>(
    where r.token_hash = $1 and r.spent_at is null and r.expires_at > $2
      and f.family_id = r.family_id and f.client_id = $3 and f.revoked_at is null
    returning r.token_hash, r.issued_at, r.expires_at, f.family_id, f.org_id, f.client_id,
-     f.person_id, f.scope, f.methods, f.auth_time`,
+     f.person_id, f.scope, f.methods, f.resource, f.auth_time`,
 );
 
 /** What spendFresh's statement answers (bigint columns may come back as strings, by driver). */
@@ -62,6 +64,7 @@ interface SpentRow {
   person_id: string;
   scope: string;
   methods: string;
+  resource: string | null;
   auth_time: number | string;
 }
 
@@ -72,6 +75,7 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   personId: row.personId,
   scope: scopeList(row.scope),
   methods: scopeList(row.methods),
+  resource: row.resource ?? undefined,
   authTime: row.authTime,
   revoked: row.revokedAt !== null,
 });
@@ -107,6 +111,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
         personId: o.personId,
         scope: scopeText(o.scope),
         methods: scopeText(o.methods),
+        resource: o.resource ?? null,
         authTime: o.authTime,
         createdAt: clock.now(),
       });
@@ -201,6 +206,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
           personId: row.person_id,
           scope: scopeList(row.scope),
           methods: scopeList(row.methods),
+          resource: row.resource ?? undefined,
           authTime: Number(row.auth_time),
           revoked: false,
         },

@@ -14,6 +14,8 @@ export interface PendingLogin {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string | undefined;
+  /** The resource asked for (RFC 8707); undefined: the organization's own audience. */
+  resource: string | undefined;
 }
 
 /** What a submitted form finds for its login. */
@@ -51,6 +53,7 @@ const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin
   state: row.state ?? undefined,
   nonce: row.nonce ?? undefined,
   codeChallenge: row.codeChallenge ?? undefined,
+  resource: row.resource ?? undefined,
 });
 
 /** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
@@ -72,6 +75,7 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
         state: login.state ?? null,
         nonce: login.nonce ?? null,
         codeChallenge: login.codeChallenge ?? null,
+        resource: login.resource ?? null,
         expiresAt: clock.now() + deps.ttlMs,
       });
     },

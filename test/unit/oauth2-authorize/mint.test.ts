@@ -38,7 +38,7 @@ const validated = (token: string) =>
   oauth.validateJwtAccessToken(
     as,
     new Request('http://127.0.0.1:9/api', { headers: { authorization: `Bearer ${token}` } }),
-    s.url,
+    `${s.url}/organizations/${s.org.id}`,
     opts,
   );
 
@@ -59,7 +59,7 @@ describe('POST /oauth2/tokens/mint', () => {
     expect(await validated(token)).toMatchObject({
       iss: s.url,
       sub: person.personId,
-      aud: s.url,
+      aud: `${s.url}/organizations/${s.org.id}`,
       client_id: client.client_id,
       oid: s.org.id,
       scope: 'read',

@@ -58,11 +58,12 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     const request = new Request('https://api.example/things', {
       headers: { authorization: `Bearer ${result.access_token}` },
     });
-    const claims = await oauth.validateJwtAccessToken(as, request, t.url, http);
+    const audience = `${t.url}/organizations/${t.org.id}`;
+    const claims = await oauth.validateJwtAccessToken(as, request, audience, http);
     expect(claims).toMatchObject({
       iss: t.url,
       sub: c.client_id,
-      aud: t.url,
+      aud: audience,
       client_id: c.client_id,
       oid: t.org.id,
       scope: 'read',
@@ -78,7 +79,7 @@ describe('client_credentials, driven by oauth4webapi from discovery on', () => {
     expect(res.json.result).toEqual({
       valid: false,
       invalidity_reason: 'invalid_token_content',
-      invalidity_detail: 'malformed',
+      invalidity_detail: 'wrong_token_type',
     });
   });
 

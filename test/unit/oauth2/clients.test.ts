@@ -36,6 +36,7 @@ describe('OAuth 2.0 clients', () => {
       refresh_token_duration: 864000,
       public: false,
       redirect_uris: [],
+      resources: [],
       created_at: expect.any(String),
       client_secret: expect.stringMatching(/^ocs_[A-Za-z0-9_-]{43}$/),
     });

@@ -79,7 +79,7 @@ describe('introspection (RFC 7662), driven by oauth4webapi', () => {
         sub: issuer.client_id,
         scope: 'read',
         iss: t.url,
-        aud: t.url,
+        aud: `${t.url}/organizations/${t.org.id}`,
         oid: t.org.id,
       });
       expect(answer.exp! - answer.iat!).toBe(3600);

@@ -51,12 +51,17 @@ describe('ID tokens (IssueRequest.idToken)', () => {
       oid: t.org.id,
       authenticated_methods: ['password'],
     });
+    // Signed by the same keys as identity tokens, but for the client: not an identity token.
     const validated = await t.call('POST', '/token/validate', { body: { token: issued.token } });
     await expectStatus(validated, 200);
-    expect(validated.json.result.valid).toBe(true);
+    expect(validated.json.result).toEqual({
+      valid: false,
+      invalidity_reason: 'invalid_token_content',
+      invalidity_detail: 'wrong_token_type',
+    });
   });
 
-  it('leaves nonce out when the request had none, and identity tokens keep no aud', async () => {
+  it('leaves nonce out when the request had none; identity tokens have their organization as aud', async () => {
     const { personId } = await t.persons.addPerson();
     const issued = await idTokenFor(personId, { clientId: 'app-1', authTime: 1_800_000_000 });
     expect(issued.claims).not.toHaveProperty('nonce');
@@ -68,7 +73,8 @@ describe('ID tokens (IssueRequest.idToken)', () => {
       authentications: [authentication],
       request: {},
     });
-    for (const claim of ['aud', 'azp', 'auth_time']) expect(plain.claims).not.toHaveProperty(claim);
+    expect(plain.claims.aud).toBe(t.org.id);
+    for (const claim of ['azp', 'auth_time']) expect(plain.claims).not.toHaveProperty(claim);
   });
 
   it('runs the token_minted hook for issuer oauth2 before it signs', async () => {
