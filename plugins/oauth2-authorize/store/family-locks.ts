@@ -13,7 +13,7 @@ type Queries = Pick<Storage, 'query'>;
  * never wait for each other in a cycle.
  */
 const locked = (ids: readonly string[]): SQL => sql`
-  select family_id, revoked_at, generation from oauth2_authorize_families
+  select family_id, revoked_at from oauth2_authorize_families
   where family_id in (${sql.join(
     ids.map((id) => sql`${id}`),
     sql`, `,
@@ -33,8 +33,8 @@ export async function grantedAmong(db: Queries, familyIds: readonly string[]): P
  * Records refresh-token rows and answers which of their families are still granted, in one statement
  * (one round trip on the refresh path): the families are locked as grantedAmong locks them, so a
  * revocation under way is waited for and seen, and one that starts later waits for this statement's
- * commit and then sees the rows. Each row takes its family's generation as the lock reads it: a refresh
- * that moved the family on has committed by then, so the new token is of the current generation.
+ * commit and then sees the rows. Each row takes its family's current generation from the table's
+ * insert trigger (migration 0002), whichever version of the service inserts it.
  */
 export async function recordGranted(
   db: Queries,
@@ -42,18 +42,14 @@ export async function recordGranted(
 ): Promise<Set<string>> {
   const values = rows.map(
     (row) =>
-      sql`(${row.tokenHash}::text, ${row.familyId}::uuid, ${row.issuedAt}::bigint, ${row.expiresAt}::bigint, ${row.spentAt ?? null}::bigint, ${row.accessJti}::text, ${row.accessExp}::bigint)`,
+      sql`(${row.tokenHash}, ${row.familyId}, ${row.issuedAt}, ${row.expiresAt}, ${row.spentAt ?? null}, ${row.accessJti}, ${row.accessExp})`,
   );
   const granted = await db.query<{ family_id: string }>(
     sql`with locked as (${locked([...new Set(rows.map((row) => row.familyId))])}),
         recorded as (
           insert into oauth2_authorize_refresh_tokens
-            (token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp, generation)
-          select v.token_hash, v.family_id, v.issued_at, v.expires_at, v.spent_at, v.access_jti,
-            v.access_exp, coalesce(l.generation, 0)
-          from (values ${sql.join(values, sql`, `)})
-            as v(token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp)
-          left join locked l on l.family_id = v.family_id
+            (token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp)
+          values ${sql.join(values, sql`, `)}
         )
         select family_id from locked where revoked_at is null`,
   );

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
 import type { Clock } from '../../../core/ports/clock.ts';
+import { digest } from '../../../plugins/oauth2-authorize/store/digest.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
@@ -119,6 +121,28 @@ export function refreshChainSuite(label: string, start: (clock: Clock) => Promis
         );
         expect(await introspect(String(res.json.access_token))).toEqual({ active: false });
       }
+    });
+
+    it('takes a token recorded by a replica of an older version (no generation) as a current one', async () => {
+      const { code, verifier } = await obtainCode(s, client);
+      const first = (await exchange(s, client, code, verifier)).json;
+      const second = await refresh(s, client, String(first.refresh_token));
+      const third = await refresh(s, client, String(second.json.refresh_token));
+      await expectStatus(third, 200);
+      // During a rolling upgrade an older replica answers the next refresh: its INSERT names no generation.
+      const older = `isr_${crypto.randomUUID().replaceAll('-', '')}`;
+      const now = clock.now();
+      await s.service.ctx.storage.query(sql`
+        insert into oauth2_authorize_refresh_tokens
+          (token_hash, family_id, issued_at, expires_at, spent_at, access_jti, access_exp)
+        select ${await digest(older)}, family_id, ${now}, ${now + 3_600_000}, null, ${crypto.randomUUID()},
+          ${Math.floor(now / 1000) + 3600}
+        from oauth2_authorize_refresh_tokens where token_hash = ${await digest(String(third.json.refresh_token))}`);
+      await s.service.ctx.storage.query(
+        sql`update oauth2_authorize_refresh_tokens set spent_at = ${now} where token_hash = ${await digest(String(third.json.refresh_token))}`,
+      );
+      clock.advance(11_000);
+      await expectStatus(await refresh(s, client, older), 200);
     });
 
     it('puts the generation back when a refresh is refused for its scope', async () => {
