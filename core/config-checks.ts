@@ -13,6 +13,8 @@ export function settingProblems(e: EnvSettings, env: Env): string[] {
   const production = e.NODE_ENV === 'production';
   if (!e.MASTER_KEY && (production || e.DATABASE_URL)) problems.push(masterKeyRequired(production));
   if (production && !e.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL is required when NODE_ENV=production');
+  const mail = mailProblem(e);
+  if (mail) problems.push(mail);
   if (e.WORKERS !== 'auto' && Number(e.WORKERS) > 1 && !e.DATABASE_URL)
     problems.push(
       `WORKERS=${e.WORKERS} needs DATABASE_URL: the embedded database (PGlite) has one writer, so it runs in one process (set WORKERS=1, or use Postgres for several)`,
@@ -57,6 +59,21 @@ export function settingProblems(e: EnvSettings, env: Env): string[] {
       );
   }
   return problems;
+}
+
+/**
+ * Where messages go must be a choice in production: without SMTP_URL, password reset and verification
+ * links would reach nobody but the development outbox, which only MAIL_OUTBOX=true asks for.
+ */
+function mailProblem(e: EnvSettings): string | undefined {
+  if (e.SMTP_URL && e.MAIL_OUTBOX === 'true')
+    return 'SMTP_URL and MAIL_OUTBOX=true are both set: choose one (SMTP_URL sends messages, MAIL_OUTBOX=true keeps them in the development outbox)';
+  if (e.SMTP_URL) return undefined;
+  if (e.MAIL_OUTBOX === 'false')
+    return 'SMTP_URL is required when MAIL_OUTBOX=false: messages (password reset and email verification links) need a transport';
+  if (e.NODE_ENV === 'production' && e.MAIL_OUTBOX !== 'true')
+    return 'SMTP_URL is required when NODE_ENV=production: password reset and email verification links would reach nobody (set MAIL_OUTBOX=true to keep messages in the development outbox under DATA_DIR/outbox on purpose)';
+  return undefined;
 }
 
 /** WORKERS as a count: `auto` is one per core on Postgres, and one on the embedded database. */

@@ -167,6 +167,7 @@ export const EnvSchema = v.object({
       (s) => isUrl(['smtp:', 'smtps:'])(s) && new URL(s).hostname !== '',
     ),
   ),
+  MAIL_OUTBOX: v.optional(str('MAIL_OUTBOX', 'must be true or false', (s) => s === 'true' || s === 'false')),
   MAIL_FROM: v.optional(
     str('MAIL_FROM', 'must be an email address such as no-reply@example.com', (s) =>
       /^[^\s@<>"]{1,64}@[A-Za-z0-9.-]{1,253}$/.test(s),

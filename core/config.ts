@@ -61,7 +61,10 @@ export interface Config {
   /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
-  /** SMTP_URL: where messages go; undefined sends them to the development outbox under DATA_DIR/outbox. */
+  /**
+   * SMTP_URL: where messages go; undefined sends them to the development outbox under DATA_DIR/outbox,
+   * which production allows only when chosen (MAIL_OUTBOX=true).
+   */
   smtpUrl: string | undefined;
   /** MAIL_FROM: the sender address of every message. @default no-reply@<PUBLIC_BASE_URL's host> */
   mailFrom: string;

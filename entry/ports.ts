@@ -106,7 +106,10 @@ export async function createPorts(
   };
 }
 
-/** SMTP when SMTP_URL is set; otherwise the development outbox (DATA_DIR/outbox, or memory). */
+/**
+ * SMTP when SMTP_URL is set; otherwise the development outbox (DATA_DIR/outbox, or memory), which
+ * production allows only with MAIL_OUTBOX=true.
+ */
 function createMessenger(config: Config, log: Logger): Messenger {
   if (config.smtpUrl)
     return createSmtpMessenger({
@@ -115,8 +118,11 @@ function createMessenger(config: Config, log: Logger): Messenger {
       extraCaPem: config.extraCaPem,
       log,
     });
+  // Production reaches here only with MAIL_OUTBOX=true (the configuration refuses it otherwise).
   if (config.env === 'production')
-    log.warn('no SMTP_URL: messages (password reset and verification links) go to the development outbox');
+    log.warn(
+      'MAIL_OUTBOX=true: messages (password reset and verification links) stay in the development outbox, and reach nobody',
+    );
   return createDevOutbox({
     dir: isMemoryDataDir(config.dataDir) ? undefined : join(config.dataDir, 'outbox'),
     from: config.mailFrom,

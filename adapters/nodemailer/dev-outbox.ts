@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../core/log.ts';
@@ -27,15 +27,20 @@ export interface DevOutboxOptions {
   keep?: number;
 }
 
+/** The outbox's list of messages, one JSON object a line: `{time, id, to, subject, link, file}`. */
+export const INDEX_FILE = 'index.jsonl';
+
 /** A file name that sorts by time: `2026-01-01T10-00-00-000Z-<id>.eml`. */
 const fileName = (message: OutboundMessage) =>
   `${new Date().toISOString().replace(/[:.]/g, '-')}-${message.id.replace(/[^A-Za-z0-9-]/g, '')}.eml`;
 
 /**
- * The development outbox, the transport when no SMTP_URL is set: every message is composed exactly as
- * SMTP would send it and written as an `.eml` file under DATA_DIR/outbox (any mail client opens it),
- * or kept in memory, and one log line gives its subject and link, so a reset link can be followed
- * without a mail server.
+ * The development outbox, the transport when no SMTP_URL is set (outside production, or chosen with
+ * MAIL_OUTBOX=true): every message is composed exactly as SMTP would send it and written as an `.eml`
+ * file under DATA_DIR/outbox (any mail client opens it), with one line in DATA_DIR/outbox/index.jsonl
+ * giving its recipient, subject, link and file, or kept in memory. The log says a message arrived and
+ * where, never its link: a reset or verification link in a log is a key to the account for whoever
+ * reads the logs (a log collector, a support desk), and logs outlive the link's purpose.
  */
 export function createDevOutbox(
   o: DevOutboxOptions,
@@ -63,6 +68,15 @@ export function createDevOutbox(
           await made;
           file = join(o.dir, fileName(message));
           await writeFile(file, eml, { mode: 0o600 });
+          const line = {
+            time: new Date().toISOString(),
+            id: message.id,
+            to: message.to.value,
+            subject: message.subject,
+            link: message.link ?? null,
+            file,
+          };
+          await appendFile(join(o.dir, INDEX_FILE), `${JSON.stringify(line)}\n`, { mode: 0o600 });
         }
         messages.push({
           id: message.id,
@@ -73,11 +87,12 @@ export function createDevOutbox(
           file,
         });
         if (messages.length > keep) messages.splice(0, messages.length - keep);
+        // Never the link, nor the text that carries it (see above): the file and the index hold them.
         o.log.info('message in the development outbox (no SMTP_URL)', {
+          message_id: message.id,
           subject: message.subject,
-          link: message.link,
           to: message.to.value,
-          ...(file ? { file } : {}),
+          ...(o.dir && file ? { file, index: join(o.dir, INDEX_FILE) } : {}),
         });
         return { ok: true };
       } catch (err) {

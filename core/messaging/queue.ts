@@ -28,7 +28,7 @@ export interface QueuedMessage {
   html: string;
   /** The display name beside MAIL_FROM: the organization's name. */
   fromName?: string;
-  /** The link the message carries: logged by the development outbox only. */
+  /** The link the message carries: listed by the development outbox (never logged). */
   link?: string;
   /** What the message is, for logs and counters: its template's name. */
   kind: string;

@@ -17,8 +17,8 @@ export interface OutboundMessage {
   /** The display name beside MAIL_FROM (the organization's name), when there is one. */
   fromName?: string;
   /**
-   * The link the message carries (a reset or verification link). The development outbox logs it so a
-   * newcomer can follow it; a real transport never logs it.
+   * The link the message carries (a reset or verification link). The development outbox lists it in
+   * its index file so a newcomer can follow it; no transport ever logs it.
    */
   link?: string;
 }

@@ -1,4 +1,4 @@
-import { bigint, index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 
 // Every secret a browser or client holds (login transaction, code, refresh token) is stored as its
 // SHA-256 only, so the tables never hold a value that could be presented back.
@@ -89,6 +89,15 @@ export const oauth2AuthorizeFamilies = pgTable(
     authTime: bigint('auth_time', { mode: 'number' }).notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     revokedAt: bigint('revoked_at', { mode: 'number' }),
+    /**
+     * The generation of the family's current refresh tokens: a refresh (not one within the grace window)
+     * moves it on, and every unspent token of an older generation is then spent as of `superseded_at`.
+     * Two answers to one token reused within the window are one generation, so using either ends the
+     * other: the family stays one chain.
+     */
+    generation: integer('generation').notNull().default(0),
+    /** When `generation` last moved on (milliseconds since the epoch). */
+    supersededAt: bigint('superseded_at', { mode: 'number' }),
   },
   (t) => [index('oauth2_authorize_families_person_idx').on(t.orgId, t.personId)],
 );
@@ -108,6 +117,8 @@ export const oauth2AuthorizeRefreshTokens = pgTable(
     /** The access token issued with it, revoked with its family. */
     accessJti: text('access_jti').notNull(),
     accessExp: bigint('access_exp', { mode: 'number' }).notNull(),
+    /** The family's generation when it was issued: older than the family's, it was superseded. */
+    generation: integer('generation').notNull().default(0),
   },
   (t) => [
     index('oauth2_authorize_refresh_family_idx').on(t.familyId),

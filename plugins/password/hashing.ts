@@ -1,5 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
+import { hashProblem, limitsFor, readHash } from './hash-cost.ts';
 
 /** argon2id cost parameters: memory in KiB, passes, lanes. */
 export interface Argon2Params {
@@ -13,16 +14,8 @@ export interface Argon2Params {
 
 export const DEFAULT_ARGON2: Argon2Params = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
 
-const ARGON2ID_RE =
-  /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,4}),p=(\d{1,3})\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}$/;
-const BCRYPT_RE = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
-
 /** The kind of a stored or imported hash, or undefined for one this service cannot verify. */
-export function hashKind(encoded: string): 'argon2id' | 'bcrypt' | undefined {
-  if (ARGON2ID_RE.test(encoded)) return 'argon2id';
-  if (BCRYPT_RE.test(encoded)) return 'bcrypt';
-  return undefined;
-}
+export const hashKind = (encoded: string): 'argon2id' | 'bcrypt' | undefined => readHash(encoded)?.kind;
 
 /** bcrypt reads only the first 72 bytes of a password; the rest never counted where the hash was made. */
 const BCRYPT_MAX_BYTES = 72;
@@ -54,21 +47,36 @@ export function createHasher(params: Argon2Params) {
   const current = `m=${params.memoryKiB},t=${params.iterations},p=${params.parallelism}`;
   // Verified against when the handle is unknown or has no password, so every 401 costs one argon2id.
   const dummy = argon2Hash(crypto.randomUUID(), options);
+  const limits = limitsFor(params);
+  const problemOf = (encoded: string) => hashProblem(encoded, limits);
+
+  /** Spends the time of a verification and answers false: unknown handles look like wrong passwords. */
+  async function verifyDummy(password: string): Promise<false> {
+    await argon2Verify(await dummy, password).catch(() => false);
+    return false;
+  }
 
   return {
     hash: (password: string) => argon2Hash(password, options),
-    /** Whether the password matches; false for a hash of a kind this service does not know. */
+    /** The limits a hash is checked against (HASH_LIMITS, raised to these parameters). */
+    limits,
+    /**
+     * What keeps a hash from being verified (its form, or a cost over the limits), as a phrase naming
+     * the parameter and the limit; undefined for a hash that may be verified.
+     */
+    problemOf,
+    /**
+     * Whether the password matches; false for a hash of a kind this service does not know, and false
+     * after a dummy verification, never the hash's own, for one that costs more than the limits.
+     */
     async verify(encoded: string, password: string): Promise<boolean> {
+      if (problemOf(encoded)) return verifyDummy(password);
       const kind = hashKind(encoded);
       if (kind === 'argon2id') return argon2Verify(encoded, password).catch(() => false);
       if (kind === 'bcrypt') return verifyBcrypt(encoded, password).catch(() => false);
       return false;
     },
-    /** Spends the time of a verification and answers false: unknown handles look like wrong passwords. */
-    async verifyDummy(password: string): Promise<false> {
-      await argon2Verify(await dummy, password).catch(() => false);
-      return false;
-    },
+    verifyDummy,
     /** True for bcrypt and for argon2id with other parameters than the configured ones. */
     needsRehash: (encoded: string) => hashKind(encoded) !== 'argon2id' || !encoded.includes(`$${current}$`),
   };

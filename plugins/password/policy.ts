@@ -1,6 +1,5 @@
 import { COMMON_PASSWORDS } from './common-passwords.ts';
 import { PasswordErrors } from './errors.ts';
-import { hashKind } from './hashing.ts';
 
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 256;
@@ -30,11 +29,15 @@ export function checkNewPassword(password: string): string {
   return normal;
 }
 
-/** An imported hash: an argon2id PHC string or a bcrypt hash, else a 400 naming the accepted forms. */
-export function checkImportedHash(encoded: string): string {
-  if (!hashKind(encoded))
-    throw PasswordErrors.INVALID_PASSWORD(
-      'password_hash must be an argon2id PHC string ($argon2id$v=19$m=...,t=...,p=...$salt$hash) or a bcrypt hash ($2a$, $2b$ or $2y$)',
-    );
+/**
+ * An imported hash: an argon2id PHC string or a bcrypt hash whose cost is within the limits (HASH_LIMITS,
+ * raised to the service's own argon2id parameters), else a 400 naming the parameter and its limit.
+ */
+export function checkImportedHash(
+  encoded: string,
+  problemOf: (encoded: string) => string | undefined,
+): string {
+  const problem = problemOf(encoded);
+  if (problem) throw PasswordErrors.INVALID_PASSWORD(problem);
   return encoded;
 }

@@ -12,6 +12,7 @@ import type { ServiceContext } from '../../core/plugin.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
 import type { CredentialStore } from './credentials.ts';
 import { PasswordErrors } from './errors.ts';
+import { HASH_LIMITS } from './hash-cost.ts';
 import type { Hasher } from './hashing.ts';
 import { checkImportedHash, checkNewPassword } from './policy.ts';
 import type { ResetTokens } from './reset/tokens.ts';
@@ -32,6 +33,9 @@ export interface PasswordRouteDeps {
 
 const TAGS = ['Password and anonymous sign-in'];
 
+const L = HASH_LIMITS;
+const IMPORT_LIMITS_TEXT = `An imported hash may cost at most bcrypt cost ${L.bcryptCost}, or argon2id m=${L.argon2MemoryKiB} KiB, t=${L.argon2Iterations}, p=${L.argon2Parallelism} and m × t = ${L.argon2Work} (raised to the service's own argon2id parameters): a costlier one is a 400 naming the parameter and its limit.`;
+
 export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
   const { directory, issuer, credentials, hasher } = deps;
 
@@ -47,7 +51,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
         const hash =
           body.password !== undefined
             ? await hasher.hash(checkNewPassword(body.password))
-            : checkImportedHash(body.password_hash ?? '');
+            : checkImportedHash(body.password_hash ?? '', hasher.problemOf);
         const person = await directory.get(org.id, params.person_id);
         if (!person) throw PasswordErrors.PERSON_NOT_FOUND(params.person_id);
         // PasswordChanged_v1 names a handle (the spec's handle is required): a person without one,
@@ -81,11 +85,12 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
         detail: {
           operationId: 'SetPersonPassword',
           summary: "Set a person's password, or import its hash",
-          description:
-            'Either `password` (8 to 256 characters after NFC normalisation, not a common password), hashed with argon2id, or `password_hash`, an argon2id PHC string or a bcrypt hash ($2a$, $2b$, $2y$) verified on the first sign-in and then rehashed to argon2id. Emits PasswordChanged_v1.',
+          description: `Either \`password\` (8 to 256 characters after NFC normalisation, not a common password), hashed with argon2id, or \`password_hash\`, an argon2id PHC string or a bcrypt hash ($2a$, $2b$, $2y$) verified on the first sign-in and then rehashed to argon2id. ${IMPORT_LIMITS_TEXT} Emits PasswordChanged_v1.`,
           responses: {
             204: { description: 'The password is set' },
-            400: errorDoc('The password breaks the policy, or the hash is of a kind not accepted'),
+            400: errorDoc(
+              'The password breaks the policy, or the hash is of a kind not accepted or costs more than the limits',
+            ),
             404: errorDoc('No such person in this organization'),
             409: errorDoc('The person has no handle (an anonymous person): no password can be set'),
             ...writeErrorDocs,

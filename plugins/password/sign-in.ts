@@ -140,8 +140,18 @@ export function createSignIn(deps: SignInDeps) {
     const normal = normalisePassword(password);
     const person = malformed === undefined ? await directory.findByHandle(orgId, handle) : undefined;
     const stored = person ? await credentials.hashOf(orgId, person.personId) : undefined;
+    // A hash stored before the cost limits (or written to the table by hand) that breaks them is never
+    // verified: whoever knows the handle could otherwise make every attempt cost what it says.
+    const unverifiable = stored ? hasher.problemOf(stored) : undefined;
+    if (person && unverifiable)
+      log.warn('stored password hash refused without verifying: set a new password or send a reset link', {
+        org_id: orgId,
+        person_id: person.personId,
+        problem: unverifiable,
+      });
     // Exactly one hash is verified whatever the outcome, so a 401 takes as long for every reason.
-    const matched = stored ? await hasher.verify(stored, normal) : await hasher.verifyDummy(normal);
+    const matched =
+      stored && !unverifiable ? await hasher.verify(stored, normal) : await hasher.verifyDummy(normal);
     const refusal: [FailureReason, string] | undefined = !person
       ? [
           'unknown_handle',
@@ -149,11 +159,13 @@ export function createSignIn(deps: SignInDeps) {
         ]
       : !stored
         ? ['no_password', 'this person has no password']
-        : !matched
-          ? ['invalid_credentials', 'the password does not match the one set for this handle']
-          : !person.active
-            ? ['person_disabled', 'this person is disabled']
-            : undefined;
+        : unverifiable
+          ? ['invalid_credentials', `the stored hash was not verified: ${unverifiable}`]
+          : !matched
+            ? ['invalid_credentials', 'the password does not match the one set for this handle']
+            : !person.active
+              ? ['person_disabled', 'this person is disabled']
+              : undefined;
     if (refusal || !person || !stored) {
       const [reason, detail] = refusal ?? ['invalid_credentials', 'no password'];
       // A disabled person's password did match: the person had authenticated, then was refused.

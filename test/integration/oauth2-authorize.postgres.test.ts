@@ -18,6 +18,7 @@ import {
   refresh,
   startAuthorizeService,
 } from '../unit/oauth2-authorize/fixture.ts';
+import { refreshChainSuite } from '../unit/oauth2-authorize/refresh-chain.suite.ts';
 import { DATABASE_URL, deleteStreams, isolatedPostgres, NATS_URL, uniquePrefix } from './support.ts';
 
 /** The suite on a Postgres schema of its own, with pg-queue or (given a stream prefix) JetStream. */
@@ -152,3 +153,15 @@ function onPostgres(title: string, streamPrefix?: string) {
 
 onPostgres('the authorization endpoint on Postgres with pg-queue');
 onPostgres('the authorization endpoint on Postgres with JetStream', uniquePrefix());
+
+refreshChainSuite('one chain per grant after a reuse within the grace window, on Postgres', async (clock) => {
+  const pg = await isolatedPostgres('oauth2_chain');
+  const s = await startAuthorizeService({ storage: pg.storage, clock });
+  return {
+    ...s,
+    stop: async () => {
+      await s.stop();
+      await pg.drop();
+    },
+  };
+});

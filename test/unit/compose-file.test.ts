@@ -36,6 +36,7 @@ const image = stageEnv(dockerfileStages().at(-1)!);
 const dotEnv = {
   MASTER_KEY: `k1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`,
   POSTGRES_PASSWORD: Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('hex'),
+  MAIL_OUTBOX: 'true',
 };
 const resolved = (env: Record<string, string> = {}) =>
   Object.fromEntries(Object.entries(env).map(([k, value]) => [k, interpolate(value, dotEnv)]));

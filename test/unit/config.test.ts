@@ -127,10 +127,11 @@ describe('configuration', () => {
     expect(loadConfig({ DELIVERY_ALLOW_PRIVATE: '0.0.0.0/0' }).deliveryAllowPrivate).toEqual(['0.0.0.0/0']);
   });
 
-  it('requires MASTER_KEY and PUBLIC_BASE_URL in production', () => {
+  it('requires MASTER_KEY, PUBLIC_BASE_URL and SMTP_URL in production', () => {
     const p = problemsOf({ NODE_ENV: 'production' });
     expect(p).toContain('MASTER_KEY is required when NODE_ENV=production');
     expect(p).toContain('PUBLIC_BASE_URL is required when NODE_ENV=production');
+    expect(p).toContain('SMTP_URL is required when NODE_ENV=production');
   });
 
   it('requires MASTER_KEY beside DATABASE_URL, saying how to generate one, whatever NODE_ENV says', () => {
@@ -180,6 +181,7 @@ describe('configuration', () => {
         NODE_ENV: 'production',
         MASTER_KEY: `k:${btoa('k'.repeat(32))}`,
         PUBLIC_BASE_URL: 'https://id.example.com',
+        SMTP_URL: 'smtp://mail.example.com',
         METRICS_PORT: '9464',
       }).metricsHost,
     ).toBe('127.0.0.1');

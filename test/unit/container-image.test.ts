@@ -105,7 +105,7 @@ describe('the Dockerfile', () => {
     );
   });
 
-  it("starts only with MASTER_KEY and PUBLIC_BASE_URL beside the image's settings (production)", () => {
+  it("starts only with MASTER_KEY, PUBLIC_BASE_URL and SMTP_URL beside the image's settings (production)", () => {
     expect(env.NODE_ENV).toBe('production');
     const missing = (() => {
       try {
@@ -118,8 +118,14 @@ describe('the Dockerfile', () => {
     })();
     expect(missing.join('\n')).toContain('MASTER_KEY is required');
     expect(missing.join('\n')).toContain('PUBLIC_BASE_URL is required');
+    expect(missing.join('\n')).toContain('SMTP_URL is required');
     const key = `k1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
-    const config = loadConfig({ ...env, MASTER_KEY: key, PUBLIC_BASE_URL: 'https://id.example.com' });
+    const config = loadConfig({
+      ...env,
+      MASTER_KEY: key,
+      PUBLIC_BASE_URL: 'https://id.example.com',
+      SMTP_URL: 'smtp://mail.example.com:587',
+    });
     expect(config).toMatchObject({ host: '0.0.0.0', port: 3000, dataDir: '/data', env: 'production' });
   });
 });

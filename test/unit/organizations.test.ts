@@ -69,7 +69,7 @@ describe('the development organization', () => {
   });
 
   it('is never created in production', async () => {
-    const t = await startTestService({ env: { NODE_ENV: 'production' } });
+    const t = await startTestService({ env: { NODE_ENV: 'production', MAIL_OUTBOX: 'true' } });
     try {
       await t.service.ctx.storage.query((await import('drizzle-orm')).sql`delete from organizations`);
       const printed: string[] = [];

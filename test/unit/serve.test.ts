@@ -77,4 +77,41 @@ describe('the server entry', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('refuses a production start without SMTP_URL, naming it, and starts with MAIL_OUTBOX=true', async () => {
+    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') });
+    const port = probe.port as number;
+    probe.stop(true);
+    const env = {
+      ...serverEnv(port, 'memory://'),
+      NODE_ENV: 'production',
+      MASTER_KEY: `k1:${btoa('m'.repeat(32))}`,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      SMTP_URL: '',
+      MAIL_OUTBOX: '',
+    };
+    // Bounded: a server that starts instead of refusing would otherwise hold the test until its timeout.
+    const refused = Bun.spawnSync([process.execPath, join(ROOT, 'entry/bun.ts')], { env, timeout: 30_000 });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr.toString()).toContain('SMTP_URL is required when NODE_ENV=production');
+
+    const proc = Bun.spawn([process.execPath, join(ROOT, 'entry/bun.ts')], {
+      env: { ...env, MAIL_OUTBOX: 'true' },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    try {
+      const deadline = Date.now() + 60_000;
+      let answer: Response | undefined;
+      while (!answer && Date.now() < deadline) {
+        answer = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+        if (!answer) await Bun.sleep(100);
+      }
+      if (!answer) throw new Error('the server did not answer /healthz within 60 s');
+      await expectStatus(answer, 200);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    }
+  }, 90_000);
 });

@@ -12,8 +12,10 @@ import type { FamilyRevoker } from './revocation.ts';
  * The refresh_token grant (RFC 6749 §6) with rotation: every refresh spends the token presented and
  * answers a new one of the same family. A spent token presented again within `graceSeconds` of its
  * spending also succeeds (two tabs refreshing at once, a response lost on the way); later, it is taken
- * for a stolen copy and the whole family is revoked (RFC 9700 §4.14.2). `scope` may narrow the grant,
- * never widen it; the new refresh token keeps the family's scope.
+ * for a stolen copy and the whole family is revoked (RFC 9700 §4.14.2). The answers to one token are
+ * one generation of one chain: the first of them used supersedes the others, which then count as
+ * spent, so a second branch never lives on unseen. `scope` may narrow the grant, never widen it; the
+ * new refresh token keeps the family's scope.
  */
 export function refreshTokenGrant(
   deps: TokenIssuing & {
@@ -39,9 +41,12 @@ export function refreshTokenGrant(
         if (family.revoked) throw new OAuthError('invalid_grant', 'refresh_token has been revoked');
         if (found.expiresAt <= deps.clock.now())
           throw new OAuthError('invalid_grant', 'refresh_token has expired');
-        // Spent already: a concurrent refresh within the grace window, or a stolen copy replayed.
-        const spent = await deps.families.spend(found.tokenHash);
-        if (!spent.won && deps.clock.now() - spent.spentAt > deps.graceSeconds * 1000) {
+        // Spent already, or superseded (another answer of its generation was used): a concurrent
+        // refresh within the grace window, or a stolen copy replayed. Within the window the answer joins
+        // the family's current generation, so the family stays one chain (families.ts).
+        const spent = await deps.families.spend(found.tokenHash, found.spentAt);
+        const spentAt = spent.won ? found.spentAt : spent.spentAt;
+        if (spentAt !== undefined && deps.clock.now() - spentAt > deps.graceSeconds * 1000) {
           await deps.revokeFamily(family);
           throw new OAuthError(
             'invalid_grant',
@@ -57,7 +62,7 @@ export function refreshTokenGrant(
         const wider = narrowed?.filter((s) => !scope.includes(s)) ?? [];
         if (!narrowed || narrowed.length === 0 || wider.length) {
           // Refused before anything was issued: the token stays as good as it was.
-          if (fresh) await deps.families.unspend(found.tokenHash);
+          if (fresh) await deps.families.unspend(fresh);
           throw new OAuthError(
             'invalid_scope',
             !narrowed || narrowed.length === 0
@@ -72,7 +77,7 @@ export function refreshTokenGrant(
       try {
         resource = grantedResource(client, family.resource, params.get('resource'), deps.publicBaseUrl);
       } catch (error) {
-        if (fresh) await deps.families.unspend(found.tokenHash);
+        if (fresh) await deps.families.unspend(fresh);
         throw error;
       }
 

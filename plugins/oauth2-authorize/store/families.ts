@@ -28,7 +28,15 @@ export interface FoundRefresh {
   /** Milliseconds since the epoch. */
   issuedAt: number;
   expiresAt: number;
+  /**
+   * When it stopped being good: used, or superseded (another token of its generation was used); for a
+   * token superseded before the family's last move, 0: long ago, whatever the grace window.
+   */
   spentAt: number | undefined;
+  /** The generation it was issued in. */
+  generation: number;
+  /** The family's `superseded_at` as it was before this token's spending: what unspend puts back. */
+  supersededAt: number | undefined;
 }
 
 /** An access token issued in a family: what revoking the family revokes too (revokeGrants). */
@@ -42,15 +50,28 @@ export interface IssuedAccess {
  * The hot statement of every refresh, as plain SQL: the query builder's UPDATE ... FROM returning both
  * tables cost three times the statement itself on PGlite (bench oauth2-refresh). Named, so Postgres
  * prepares it once per connection; a lookup by primary key plans the same whatever the table holds.
+ *
+ * It spends the token only if it is of the family's current generation, and moves the family on a
+ * generation: every other token of the one it leaves (the other answers to a reuse within the grace
+ * window) is spent from now on, so the family stays one chain. The token's row is locked before the
+ * family's, as a person's deletion locks them.
  */
 const spendStatement = prepared<SpentRow>(
   'oauth2_authorize_spend_refresh',
-  `update oauth2_authorize_refresh_tokens r set spent_at = $2
-   from oauth2_authorize_families f
-   where r.token_hash = $1 and r.spent_at is null and r.expires_at > $2
-     and f.family_id = r.family_id and f.client_id = $3 and f.revoked_at is null
-   returning r.token_hash, r.issued_at, r.expires_at, f.family_id, f.org_id, f.client_id,
-     f.person_id, f.scope, f.methods, f.resource, f.auth_time`,
+  `with spent as (
+     update oauth2_authorize_refresh_tokens r set spent_at = $2
+     from oauth2_authorize_families f
+     where r.token_hash = $1 and r.spent_at is null and r.expires_at > $2
+       and f.family_id = r.family_id and f.client_id = $3 and f.revoked_at is null
+       and r.generation = f.generation
+     returning r.token_hash, r.issued_at, r.expires_at, r.generation, f.family_id, f.org_id, f.client_id,
+       f.person_id, f.scope, f.methods, f.resource, f.auth_time, f.superseded_at
+   ), moved as (
+     update oauth2_authorize_families f set generation = f.generation + 1, superseded_at = $2
+     from spent where f.family_id = spent.family_id
+     returning f.family_id
+   )
+   select spent.* from spent join moved on moved.family_id = spent.family_id`,
 );
 
 /** What spendFresh's statement answers (bigint columns may come back as strings, by driver). */
@@ -58,6 +79,7 @@ interface SpentRow {
   token_hash: string;
   issued_at: number | string;
   expires_at: number | string;
+  generation: number | string;
   family_id: string;
   org_id: string;
   client_id: string;
@@ -66,6 +88,7 @@ interface SpentRow {
   methods: string;
   resource: string | null;
   auth_time: number | string;
+  superseded_at: number | string | null;
 }
 
 const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => ({
@@ -179,12 +202,22 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
         .limit(1);
       if (!row) return undefined;
       const t = row.oauth2_authorize_refresh_tokens;
+      const fam = row.oauth2_authorize_families;
+      // Unspent, but of an older generation: another token of its generation was used since.
+      const superseded =
+        t.generation >= fam.generation
+          ? undefined
+          : t.generation === fam.generation - 1
+            ? fam.supersededAt
+            : 0;
       return {
         tokenHash: t.tokenHash,
-        family: familyOf(row.oauth2_authorize_families),
+        family: familyOf(fam),
         issuedAt: t.issuedAt,
         expiresAt: t.expiresAt,
-        spentAt: t.spentAt ?? undefined,
+        spentAt: t.spentAt ?? superseded ?? undefined,
+        generation: t.generation,
+        supersededAt: fam.supersededAt ?? undefined,
       };
     },
 
@@ -213,23 +246,33 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
         issuedAt: Number(row.issued_at),
         expiresAt: Number(row.expires_at),
         spentAt: undefined,
+        generation: Number(row.generation),
+        supersededAt: row.superseded_at === null ? undefined : Number(row.superseded_at),
       };
     },
 
-    /** Puts back a token spent by a refresh that was then refused (a scope it may not have). */
-    async unspend(tokenHash: string): Promise<void> {
-      await storage.db.update(r).set({ spentAt: null }).where(eq(r.tokenHash, tokenHash));
+    /**
+     * Puts back a token spent by a refresh that was then refused (a scope it may not have), and its
+     * family's generation, unless the family has moved on again since.
+     */
+    async unspend(found: FoundRefresh): Promise<void> {
+      await storage.db.update(r).set({ spentAt: null }).where(eq(r.tokenHash, found.tokenHash));
+      await storage.db
+        .update(f)
+        .set({ generation: found.generation, supersededAt: found.supersededAt ?? null })
+        .where(and(eq(f.familyId, found.family.familyId), eq(f.generation, found.generation + 1)));
     },
 
     /**
-     * Spends a refresh token: one statement marks it only if it is unspent, so of two refreshes racing
-     * exactly one wins; the loser reads when it was spent (for the grace window).
+     * Spends a refresh token (as of `at`, for one superseded then): one statement marks it only if it is
+     * unspent, so of two refreshes racing exactly one wins; the loser reads when it was spent (for the
+     * grace window).
      */
-    async spend(tokenHash: string): Promise<{ won: true } | { won: false; spentAt: number }> {
+    async spend(tokenHash: string, at?: number): Promise<{ won: true } | { won: false; spentAt: number }> {
       const now = clock.now();
       const rows = await storage.db
         .update(r)
-        .set({ spentAt: now })
+        .set({ spentAt: at ?? now })
         .where(and(eq(r.tokenHash, tokenHash), isNull(r.spentAt)))
         .returning({ h: r.tokenHash });
       if (rows.length === 1) return { won: true };

@@ -33,7 +33,8 @@ export async function grantedAmong(db: Queries, familyIds: readonly string[]): P
  * Records refresh-token rows and answers which of their families are still granted, in one statement
  * (one round trip on the refresh path): the families are locked as grantedAmong locks them, so a
  * revocation under way is waited for and seen, and one that starts later waits for this statement's
- * commit and then sees the rows.
+ * commit and then sees the rows. Each row takes its family's current generation from the table's
+ * insert trigger (migration 0002), whichever version of the service inserts it.
  */
 export async function recordGranted(
   db: Queries,

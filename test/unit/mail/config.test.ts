@@ -37,4 +37,33 @@ describe('mail settings', () => {
       'MAIL_RETRY_WINDOW_MINUTES must be an integer from 1 to 1440',
     );
   });
+
+  it('stop a production start without SMTP_URL, naming it, unless MAIL_OUTBOX=true chooses the outbox', () => {
+    const production = {
+      NODE_ENV: 'production',
+      MASTER_KEY: `k1:${btoa('m'.repeat(32))}`,
+      PUBLIC_BASE_URL: 'https://id.acme.example',
+    };
+    expect(problemsOf(production)).toEqual([
+      'SMTP_URL is required when NODE_ENV=production: password reset and email verification links would reach nobody (set MAIL_OUTBOX=true to keep messages in the development outbox under DATA_DIR/outbox on purpose)',
+    ]);
+    expect(problemsOf({ ...production, SMTP_URL: '' })[0]).toContain('SMTP_URL is required');
+    expect(loadConfig({ ...production, MAIL_OUTBOX: 'true' }).smtpUrl).toBeUndefined();
+    expect(loadConfig({ ...production, SMTP_URL: 'smtp://mail.acme.example' }).smtpUrl).toBe(
+      'smtp://mail.acme.example',
+    );
+  });
+
+  it('take MAIL_OUTBOX true or false, and refuse it beside SMTP_URL or false without one', () => {
+    expect(problemsOf({ MAIL_OUTBOX: 'yes' })[0]).toBe('MAIL_OUTBOX must be true or false (got "yes")');
+    expect(problemsOf({ MAIL_OUTBOX: 'true', SMTP_URL: 'smtp://mail.acme.example' })[0]).toContain(
+      'SMTP_URL and MAIL_OUTBOX=true are both set: choose one',
+    );
+    expect(problemsOf({ MAIL_OUTBOX: 'false' })[0]).toContain('SMTP_URL is required when MAIL_OUTBOX=false');
+    expect(loadConfig({ MAIL_OUTBOX: 'false', SMTP_URL: 'smtp://mail.acme.example' }).smtpUrl).toBe(
+      'smtp://mail.acme.example',
+    );
+    // Outside production the outbox stays the default, unasked.
+    expect(loadConfig({ NODE_ENV: 'development' }).smtpUrl).toBeUndefined();
+  });
 });

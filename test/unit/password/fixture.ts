@@ -1,6 +1,7 @@
 import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
+import type { Logger } from '../../../core/log.ts';
 import type { PluginDefinition } from '../../../core/plugin.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -8,10 +9,11 @@ import { identityPlugins } from '../../helpers/identity-service.ts';
 import { startTestService } from '../../helpers/service.ts';
 
 /** A service with the password plugin on the real persons and tokens plugins, and every event published. */
-export async function passwordService(options: { env?: Env; extra?: PluginDefinition[] } = {}) {
+export async function passwordService(options: { env?: Env; extra?: PluginDefinition[]; log?: Logger } = {}) {
   const t = await startTestService({
     env: { TRUSTED_PROXY_HOPS: '1', ...options.env },
     definition: { plugins: [...identityPlugins(), ...(options.extra ?? [])] },
+    ...(options.log ? { log: options.log } : {}),
   });
   const events: ServiceEvent[] = [];
   const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
