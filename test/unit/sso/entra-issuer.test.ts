@@ -111,7 +111,9 @@ async function signIn(clientId = CLIENT) {
   const authorize = new URL(started.headers.get('location') ?? '');
   next.nonce = authorize.searchParams.get('nonce') ?? '';
   const back = new URLSearchParams({ code: 'entra-code', state: authorize.searchParams.get('state') ?? '' });
-  const res = await t.call('GET', `/sso/oidc/callback?${back}`, { orgId: null, key: null });
+  const own = new URL(authorize.searchParams.get('redirect_uri') ?? '').pathname;
+  const cookie = (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const res = await t.call('GET', `${own}?${back}`, { orgId: null, key: null, headers: { cookie } });
   await expectStatus(res, 302);
   return new URLSearchParams(new URL(res.headers.get('location') ?? '').hash.slice(1));
 }
