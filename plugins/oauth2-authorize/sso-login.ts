@@ -48,6 +48,7 @@ const MESSAGES: Record<string, string> = {
   replayed_state: REPLAYED,
   expired_state: 'The sign-in at the provider took too long. Start it again.',
   bad_id_token: 'The answer from the provider could not be verified.',
+  issuer_mismatch: 'The answer did not come from the sign-in provider the sign-in was sent to.',
   provider_error: 'The provider could not complete the sign-in.',
   person_disabled: 'This account is disabled.',
   not_enabled: 'This sign-in provider is no longer offered here.',

@@ -576,6 +576,24 @@ describe('the provider round trip in the hosted login', () => {
       expect(person.json.result).toEqual([]);
     }, 60_000);
 
+  for (const iss of ['missing', 'another issuer'] as const)
+    it(`answers the page again for an answer with ${iss === 'missing' ? 'no iss (the metadata says it sends one)' : 'the iss of another issuer'}, before any token request`, async () => {
+      f.op.state.decision = verified(`iss-${iss.length}`);
+      const a = await f.begin();
+      const opened = await openLogin(a.url);
+      const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+      if (iss === 'missing') back.searchParams.delete('iss');
+      else back.searchParams.set('iss', 'https://elsewhere.example');
+      const seen = f.op.requests.length;
+      const res = await f.callBack(back, opened.cookie);
+      await expectStatus(res, 400);
+      expect(messageOf(await res.text())).toBe(
+        'The answer did not come from the sign-in provider the sign-in was sent to.',
+      );
+      expect(f.op.requests.slice(seen).filter((r) => r.url.startsWith('/token'))).toEqual([]);
+      expect(await failedWith('issuer_mismatch')).toBeDefined();
+    }, 60_000);
+
   it('answers the retired shared callback with an error page, leaving the answer to its own callback', async () => {
     f.op.state.decision = verified('lou');
     const a = await f.begin();

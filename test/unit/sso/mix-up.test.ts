@@ -174,6 +174,35 @@ describe("a credential's callback", () => {
     expect(cookie).toContain('Path=/');
   });
 
+  it('refuses an answer without iss from a provider whose metadata says it sends one (RFC 9207)', async () => {
+    const { back, cookie } = await answerFor(opClientA.clientId, own.A);
+    expect(back.searchParams.get('iss')).toBe(opA.issuer);
+    back.searchParams.delete('iss');
+    const a = opA.requests.length;
+    const res = await call(`${back.pathname}${back.search}`, cookie);
+    await expectStatus(res, 302);
+    const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
+    expect(fragment.get('token')).toBeNull();
+    expect(fragment.get('error_description')).toContain('has no iss');
+    expect(tokenRequests(opA, a)).toEqual([]);
+    await reported('issuer_mismatch', t.org.id);
+  });
+
+  it("refuses an answer whose iss is another issuer than the credential's", async () => {
+    const { back, cookie } = await answerFor(opClientA.clientId, own.A);
+    back.searchParams.set('iss', opB.issuer);
+    const a = opA.requests.length;
+    const b = opB.requests.length;
+    const res = await call(`${back.pathname}${back.search}`, cookie);
+    await expectStatus(res, 302);
+    const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
+    expect(fragment.get('token')).toBeNull();
+    expect(fragment.get('error_description')).toContain(`comes from issuer ${opB.issuer}`);
+    expect(tokenRequests(opA, a)).toEqual([]);
+    expect(tokenRequests(opB, b)).toEqual([]);
+    expect((await reported('issuer_mismatch', t.org.id, 2)).length).toBe(2);
+  });
+
   it('answers 404 at a callback ID no credential has, burning nothing', async () => {
     const { back, cookie } = await answerFor(opClientA.clientId, own.A);
     const nobody = await call(`/sso/oidc/callback/${crypto.randomUUID()}${back.search}`, cookie);
