@@ -161,7 +161,7 @@ export const ssoCallbackDoc: DocumentDecoration = {
   operationId: 'GetOauth2AuthorizeSsoCallback',
   summary: "A credential's redirect back into the hosted login",
   description:
-    "Each SSO credential has its own: register its `hosted_login_redirect_uri` (`{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`, shown by GET /organizations/sso/oidc/provider-credentials) at the provider (besides its `redirect_uri` for SSO sign-in). Burns the provider state (single-use) and takes it only when it was started for this credential (RFC 9700 section 4.4, mix-up: another credential's state is an HTML error page, 403, reported as AuthenticationFailed_v1 wrong_callback, before any code is sent anywhere) and from the browser that opened the login. The provider's `iss` (RFC 9207) is required when its metadata says it sends one, and must be its issuer whenever present. Exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to: the token_minted hook runs as the ID token is minted (`authenticated_methods` [\"oidc\"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook's refusal) answers the page again (400) with a message and a fresh login. A replayed answer (its state used before) answers the page again too, to the browser that opened the login, while the authorization request has not expired, and finishes nothing; a state never issued, a callback ID of no credential, or a replay past that, is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person.",
+    "Each SSO credential has its own: register its `hosted_login_redirect_uri` (`{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`, shown by GET /organizations/sso/oidc/provider-credentials) at the provider (besides its `redirect_uri` for SSO sign-in). Burns the provider state (single-use) and takes it only when it was started for this credential (RFC 9700 section 4.4, mix-up: another credential's state is an HTML error page, 403, reported as AuthenticationFailed_v1 wrong_callback, before any code is sent anywhere) and from the browser that opened the login. The provider's `iss` (RFC 9207) is required when its metadata says it sends one, and must be its issuer whenever present. Exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to: the token_minted hook runs as the ID token is minted (`authenticated_methods` [\"oidc\"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook's refusal) answers the page again (400) with a message and a fresh login. A replayed answer (its state used before) answers the page again too, to the browser that opened the login, while the authorization request has not expired, and finishes nothing; a state never issued, a callback ID of no credential, or a replay past that, is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person. The shared `/oauth2/authorize/sso/callback` of before per-credential redirect URIs is retired: an HTML error page (410) for GET and POST, redeeming nothing.",
   responses: {
     303: { description: 'Back to the client with the code, or access_denied' },
     400: {
@@ -189,17 +189,6 @@ export const ssoCallbackPostedDoc: DocumentDecoration = {
   tags: TAGS,
   security: [],
 };
-
-/** OpenAPI of GET and POST /oauth2/authorize/sso/callback, retired. */
-export const ssoCallbackRetiredDoc = (operationId: string): DocumentDecoration => ({
-  operationId,
-  summary: 'The retired shared SSO callback of the hosted login: refuses every answer',
-  description:
-    "Before each SSO credential had its own redirect URI, every provider came back here. Answers an HTML error page (410), touching no state and sending nothing to any provider: register the credential's `hosted_login_redirect_uri` (`{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`) at the provider instead.",
-  responses: { 410: { description: 'An HTML error page: retired' } },
-  tags: TAGS,
-  security: [],
-});
 
 /** OpenAPI of GET and POST /oauth2/userinfo, each with its operationId. */
 export const userInfoDoc = (operationId: string) => ({

@@ -15,7 +15,6 @@ import {
   postAuthorizeDoc,
   ssoCallbackDoc,
   ssoCallbackPostedDoc,
-  ssoCallbackRetiredDoc,
   ssoDoc,
   userInfoDoc,
   userInfoPreflightDoc,
@@ -56,6 +55,11 @@ const CallbackIdParams = v.object({
   ),
 });
 
+/**
+ * The shared callback of before per-credential redirect URIs: with one callback for every credential,
+ * the state alone chose whose token endpoint got the code (RFC 9700 section 4.4). It continues nothing,
+ * and is out of the OpenAPI document as it never succeeds (the live callback's description says so).
+ */
 const retired = () =>
   AuthorizeErrors.SSO_CALLBACK_RETIRED(
     "This address no longer takes sign-ins: each SSO credential has a redirect URI of its own. The organization must register the credential's hosted_login_redirect_uri at the provider. Nothing was redeemed; start the sign-in again from the application.",
@@ -145,111 +149,105 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     }
   };
 
-  return (
-    new Elysia()
-      .get(
-        '/oauth2/authorize',
-        ({ request }) => authorize(request, async () => new URL(request.url).searchParams),
-        { detail: getAuthorizeDoc },
-      )
-      .post(
-        '/oauth2/authorize',
-        ({ request }) => authorize(request, () => readForm(request, 'the authorization request')),
-        {
-          parse: 'none',
-          detail: postAuthorizeDoc,
-        },
-      )
-      .post(
-        '/oauth2/authorize/login',
-        async ({ request }) => {
-          try {
-            const body = await formOf(request);
-            const form = { csrf_token: '', handle: '', password: '' };
-            for (const name of FORM_FIELDS) form[name] = singleField(body, name);
-            if (form.handle.length > 320 || form.password.length > 1024)
-              throw AuthorizeErrors.INVALID_FORM(
-                'handle must be at most 320 and password at most 1024 characters',
-              );
-            const sent = browserCookie.sent(request);
-            const answer = await deps.login.submit(
-              { csrfToken: form.csrf_token, handle: form.handle, password: form.password },
-              sent ? await digest(sent) : undefined,
-              deps.readContext(request),
-            );
-            return render(answer);
-          } catch (error) {
-            return errorAnswer(error);
-          }
-        },
-        { parse: 'none', detail: loginDoc },
-      )
-      .post(
-        '/oauth2/authorize/sso',
-        async ({ request }) => {
-          try {
-            const body = await formOf(request);
-            const form = { csrf_token: '', credential: '' };
-            for (const name of SSO_FIELDS) form[name] = singleField(body, name);
-            if (form.credential.length > 512)
-              throw AuthorizeErrors.INVALID_FORM('credential must be at most 512 characters');
-            const sent = browserCookie.sent(request);
-            return render(
-              await deps.login.choose({ csrfToken: form.csrf_token, credential: form.credential }, sent),
-            );
-          } catch (error) {
-            return errorAnswer(error);
-          }
-        },
-        { parse: 'none', detail: ssoDoc },
-      )
-      .get(
-        `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
-        async ({ request, params }) => {
-          try {
-            const sent = browserCookie.sent(request);
-            const query = new URL(request.url).searchParams;
-            return render(
-              await deps.login.callback(query, params.callback_id, sent, deps.readContext(request)),
-            );
-          } catch (error) {
-            return errorAnswer(error);
-          }
-        },
-        { params: CallbackIdParams, detail: ssoCallbackDoc },
-      )
-      .post(
-        `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
-        async ({ request, params }) => {
-          const read = await formPostParams(request);
-          if (!read.ok) return errorAnswer(AuthorizeErrors.INVALID_FORM(read.problem));
-          const own = credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, params.callback_id);
-          return formPostRedirect(own, read.params);
-        },
-        { parse: 'none', params: CallbackIdParams, detail: ssoCallbackPostedDoc },
-      )
-      // The shared callback of before per-credential redirect URIs: with one callback for every
-      // credential, the state alone chose whose token endpoint got the code (RFC 9700 section 4.4).
-      .get(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), {
-        detail: ssoCallbackRetiredDoc('GetOauth2AuthorizeSsoCallbackRetired'),
-      })
-      .post(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), {
+  return new Elysia()
+    .get(
+      '/oauth2/authorize',
+      ({ request }) => authorize(request, async () => new URL(request.url).searchParams),
+      { detail: getAuthorizeDoc },
+    )
+    .post(
+      '/oauth2/authorize',
+      ({ request }) => authorize(request, () => readForm(request, 'the authorization request')),
+      {
         parse: 'none',
-        detail: ssoCallbackRetiredDoc('PostOauth2AuthorizeSsoCallbackRetired'),
-      })
-      .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
-        detail: userInfoPreflightDoc,
-      })
-      .get(
-        '/oauth2/userinfo',
-        ({ request }) => userInfoResponse(deps, request),
-        userInfoDoc('GetOauth2Userinfo'),
-      )
-      .post('/oauth2/userinfo', ({ request }) => userInfoResponse(deps, request), {
-        ...userInfoDoc('PostOauth2Userinfo'),
-        parse: 'none',
-      })
-  );
+        detail: postAuthorizeDoc,
+      },
+    )
+    .post(
+      '/oauth2/authorize/login',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', handle: '', password: '' };
+          for (const name of FORM_FIELDS) form[name] = singleField(body, name);
+          if (form.handle.length > 320 || form.password.length > 1024)
+            throw AuthorizeErrors.INVALID_FORM(
+              'handle must be at most 320 and password at most 1024 characters',
+            );
+          const sent = browserCookie.sent(request);
+          const answer = await deps.login.submit(
+            { csrfToken: form.csrf_token, handle: form.handle, password: form.password },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: loginDoc },
+    )
+    .post(
+      '/oauth2/authorize/sso',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', credential: '' };
+          for (const name of SSO_FIELDS) form[name] = singleField(body, name);
+          if (form.credential.length > 512)
+            throw AuthorizeErrors.INVALID_FORM('credential must be at most 512 characters');
+          const sent = browserCookie.sent(request);
+          return render(
+            await deps.login.choose({ csrfToken: form.csrf_token, credential: form.credential }, sent),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: ssoDoc },
+    )
+    .get(
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
+        try {
+          const sent = browserCookie.sent(request);
+          const query = new URL(request.url).searchParams;
+          return render(
+            await deps.login.callback(query, params.callback_id, sent, deps.readContext(request)),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { params: CallbackIdParams, detail: ssoCallbackDoc },
+    )
+    .post(
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
+        const read = await formPostParams(request);
+        if (!read.ok) return errorAnswer(AuthorizeErrors.INVALID_FORM(read.problem));
+        const own = credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, params.callback_id);
+        return formPostRedirect(own, read.params);
+      },
+      { parse: 'none', params: CallbackIdParams, detail: ssoCallbackPostedDoc },
+    )
+    .get(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), { detail: { hide: true } })
+    .post(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), {
+      parse: 'none',
+      detail: { hide: true },
+    })
+    .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
+      detail: userInfoPreflightDoc,
+    })
+    .get(
+      '/oauth2/userinfo',
+      ({ request }) => userInfoResponse(deps, request),
+      userInfoDoc('GetOauth2Userinfo'),
+    )
+    .post('/oauth2/userinfo', ({ request }) => userInfoResponse(deps, request), {
+      ...userInfoDoc('PostOauth2Userinfo'),
+      parse: 'none',
+    });
 }
 
 /**

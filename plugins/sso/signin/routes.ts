@@ -25,21 +25,13 @@ const redirect = (location: string, extra: Record<string, string> = {}) =>
 /**
  * The shared callback of before per-credential redirect URIs. It redeems nothing: with one callback
  * for every credential, the state alone chose whose token endpoint got the code (RFC 9700 section 4.4).
+ * Out of the OpenAPI document, as it never succeeds (the live callback's description says so).
  */
 const retired = () => {
   throw SsoSignInErrors.CALLBACK_RETIRED(
     "/sso/oidc/callback is retired: each SSO credential has a redirect URI of its own. Register the credential's redirect_uri (GET /organizations/sso/oidc/provider-credentials) at the provider and sign in again. Nothing was redeemed.",
   );
 };
-const retiredDoc = (operationId: string) => ({
-  operationId,
-  summary: 'The retired shared callback: refuses every answer',
-  description:
-    "Before each credential had its own redirect URI, every provider came back here. Answers 410 CALLBACK_RETIRED, touching no state and sending nothing to any provider: register the credential's `redirect_uri` (`{PUBLIC_BASE_URL}/sso/oidc/callback/{callback_id}`) at the provider instead.",
-  responses: { 410: errorDoc('Retired: register the credential’s own redirect_uri') },
-  tags: TAGS,
-});
-
 export function signInRoutes(
   ctx: ServiceContext,
   deps: {
@@ -95,7 +87,7 @@ export function signInRoutes(
           operationId: 'SsoSignInCallback',
           summary: "A credential's redirect URI: the provider's answer finishes the sign-in",
           description:
-            "Each credential has its own: register its `redirect_uri` (`{PUBLIC_BASE_URL}/sso/oidc/callback/{callback_id}`, shown by GET /organizations/sso/oidc/provider-credentials) at the provider. Takes only a state started for this credential (RFC 9700 section 4.4, mix-up: another credential's state is refused, 400 WRONG_CALLBACK, before any code is sent anywhere) by the browser that started it (the cookie of GET /sso/oidc/start; else 403 OTHER_BROWSER); both are reported as AuthenticationFailed_v1 (wrong_callback, other_browser). The provider's `iss` (RFC 9207) is required when its metadata says it sends one, and must be its issuer whenever present. Exchanges the code, verifies the ID token (the issuer's keys, pinned asymmetric algorithms, issuer, audience, nonce, expiry) or fetches the profile, finds or creates the person by verified email, issues the token (the token_minted hook runs) and answers 302 to the application's redirect URI with `#token=...&person_id=...&expires_at=...&state=...` in the fragment, or `#error=...&error_description=...&state=...` (access_denied, server_error, invalid_request). Emits AuthenticationSucceeded_v1 or AuthenticationFailed_v1 (method oidc). A state this service never issued is a 400 envelope; a callback ID of no credential a 404.",
+            "Each credential has its own: register its `redirect_uri` (`{PUBLIC_BASE_URL}/sso/oidc/callback/{callback_id}`, shown by GET /organizations/sso/oidc/provider-credentials) at the provider. Takes only a state started for this credential (RFC 9700 section 4.4, mix-up: another credential's state is refused, 400 WRONG_CALLBACK, before any code is sent anywhere) by the browser that started it (the cookie of GET /sso/oidc/start; else 403 OTHER_BROWSER); both are reported as AuthenticationFailed_v1 (wrong_callback, other_browser). The provider's `iss` (RFC 9207) is required when its metadata says it sends one, and must be its issuer whenever present. Exchanges the code, verifies the ID token (the issuer's keys, pinned asymmetric algorithms, issuer, audience, nonce, expiry) or fetches the profile, finds or creates the person by verified email, issues the token (the token_minted hook runs) and answers 302 to the application's redirect URI with `#token=...&person_id=...&expires_at=...&state=...` in the fragment, or `#error=...&error_description=...&state=...` (access_denied, server_error, invalid_request). Emits AuthenticationSucceeded_v1 or AuthenticationFailed_v1 (method oidc). A state this service never issued is a 400 envelope; a callback ID of no credential a 404. The shared `/sso/oidc/callback` of before per-credential redirect URIs is retired: it answers 410 CALLBACK_RETIRED (GET and POST) and redeems nothing.",
           responses: {
             302: { description: "The application's redirect URI, with the result in the fragment" },
             400: errorDoc("No sign-in was started with this state, or it was another credential's"),
@@ -134,11 +126,8 @@ export function signInRoutes(
         },
       },
     )
-    .get(SIGN_IN_CALLBACK_PATH, () => retired(), { detail: retiredDoc('SsoSignInCallbackRetired') })
-    .post(SIGN_IN_CALLBACK_PATH, () => retired(), {
-      parse: 'none',
-      detail: retiredDoc('SsoSignInCallbackPostedRetired'),
-    })
+    .get(SIGN_IN_CALLBACK_PATH, () => retired(), { detail: { hide: true } })
+    .post(SIGN_IN_CALLBACK_PATH, () => retired(), { parse: 'none', detail: { hide: true } })
     .get(
       '/organizations/sso/redirect-uris',
       async ({ org }) => ok({ redirect_uris: await deps.store.redirectUris(org.id) }),
