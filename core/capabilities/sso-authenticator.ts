@@ -65,8 +65,8 @@ export interface SsoFailed {
   /**
    * AuthenticationFailed_v1's failure_reason: `access_denied` (the person refused at the provider),
    * `provider_error`, `bad_id_token`, `no_email`, `unverified_email`, `person_disabled`,
-   * `replayed_state`, `expired_state`, `unknown_state`, `not_enabled`, `unverified_handle`,
-   * `other_browser`, `invalid_callback`, `sign_in_error` (an unexpected error), and from `linkStored`
+   * `replayed_state`, `expired_state`, `unknown_state`, `unknown_callback`, `wrong_callback`,
+   * `issuer_mismatch`, `not_enabled`, `unverified_handle`, `other_browser`, `invalid_callback`, `sign_in_error` (an unexpected error), and from `linkStored`
    * `token_not_issued` (the person stored meanwhile could not be read, or is gone again).
    */
   reason: string;
@@ -85,32 +85,36 @@ export type SsoFinish = SsoSignedIn | SsoFailed;
  * AuthenticationSucceeded_v1 once it has one.
  *
  * @example
- * const url = await sso.start(orgId, 'google-client-id', { binding: loginHash, callbackUrl });
- * // ... the provider redirects the browser to callbackUrl ...
- * const done = await sso.finish(new URL(request.url).searchParams, rc);
+ * const url = await sso.start(orgId, 'google-client-id', { binding: loginHash, callbackUrl: (id) => `${base}/cb/${id}` });
+ * // ... the provider redirects the browser to the credential's callback ...
+ * const done = await sso.finish(new URL(request.url).searchParams, rc, { callbackId: params.callback_id });
  */
 export interface SsoAuthenticator {
   /** The organization's credentials enabled for the authorization server, in creation order. */
   choices(orgId: string): Promise<SsoChoice[]>;
   /**
    * The provider's authorization URL for a credential enabled for the authorization server, recording
-   * a single-use state bound to `binding`; the provider redirects to `callbackUrl` (registered there).
+   * a single-use state bound to `binding`; the provider redirects to `callbackUrl(callbackId)`, the
+   * credential's own callback (registered there; core/sso/redirect-uris.ts).
    */
   start(
     orgId: string,
     clientId: string,
-    bound: { binding: string; callbackUrl: string },
+    bound: { binding: string; callbackUrl: (callbackId: string) => string },
   ): Promise<{ ok: true; url: string } | SsoStartRefusal>;
   /**
    * Finishes the sign-in the callback's parameters (`state`, `code` or `error`) answer; burns the state.
-   * `accept`, when given, is asked about the state's binding once the state is burnt and before the
-   * code is exchanged (the caller checks the browser that started the sign-in sent the answer): a
-   * message refuses the answer (failure `other_browser`, reported), so nothing else happens.
+   * `callbackId` is the one the callback's path names: a state started for another credential is
+   * refused (failure `wrong_callback`, reported) before anything is sent to a provider, and a callback
+   * ID of no credential is `unknown_callback` (nothing burnt). `accept`, when given, is asked about the
+   * state's binding once the state is burnt and before the code is exchanged (the caller checks the
+   * browser that started the sign-in sent the answer): a message refuses the answer (failure
+   * `other_browser`, reported), so nothing else happens.
    */
   finish(
     params: URLSearchParams,
     rc: RequestContext,
-    accept?: (binding: string) => Promise<string | undefined>,
+    at: { callbackId: string; accept?: (binding: string) => Promise<string | undefined> },
   ): Promise<SsoFinish>;
 }
 

@@ -5,6 +5,8 @@ import type { SsoProvider } from '../sso/define-provider.ts';
 export interface OpenedSsoCredential {
   provider: string;
   clientId: string;
+  /** Names the credential in its redirect URIs (core/sso/redirect-uris.ts): random, unique, stable. */
+  callbackId: string;
   /** Opened from its sealed form for this use only; never logged or returned by an API. */
   clientSecret: string;
   /** The provider's own options of the credential (validated by the provider's schema when stored). */
@@ -33,6 +35,11 @@ export interface SsoCredentialSummary {
 export interface SsoCredentials {
   /** The organization's credentials, in creation order: public fields only, no secret is opened. */
   list(orgId: string): Promise<SsoCredentialSummary[]>;
+  /**
+   * The credential a redirect URI names by its callback ID (any organization's): its organization and
+   * client ID, nothing opened; undefined when no credential has that callback ID.
+   */
+  byCallback(callbackId: string): Promise<{ orgId: string; clientId: string } | undefined>;
   /** The credential of this organization with this client ID, opened; undefined when there is none. */
   open(orgId: string, clientId: string): Promise<OpenedSsoCredential | undefined>;
   /** The registered provider of this id, or undefined when the deployment does not list it. */

@@ -161,31 +161,34 @@ export const ssoDoc: DocumentDecoration = {
   security: [],
 };
 
-/** OpenAPI of GET /oauth2/authorize/sso/callback: the providers' redirect back into the login. */
+/** OpenAPI of GET /oauth2/authorize/sso/callback/{callback_id}: a provider's redirect back into the login. */
 export const ssoCallbackDoc: DocumentDecoration = {
   operationId: 'GetOauth2AuthorizeSsoCallback',
-  summary: "The providers' redirect back into the hosted login",
+  summary: "A credential's redirect back into the hosted login",
   description:
-    'Register `{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback` at the provider (besides `/sso/oidc/callback` for SSO sign-in). Burns the provider state (single-use), exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to, only from the browser that opened it: the token_minted hook runs as the ID token is minted (`authenticated_methods` ["oidc"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook\'s refusal) answers the page again (400) with a message and a fresh login. A replayed answer (its state used before) answers the page again too, to the browser that opened the login, while the authorization request has not expired, and finishes nothing; a state never issued, or a replay past that, is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person.',
+    "Each SSO credential has its own: register its `hosted_login_redirect_uri` (`{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`, shown by GET /organizations/sso/oidc/provider-credentials) at the provider (besides its `redirect_uri` for SSO sign-in). Burns the provider state (single-use) and takes it only when it was started for this credential (RFC 9700 section 4.4, mix-up: another credential's state is an HTML error page, 403, reported as AuthenticationFailed_v1 wrong_callback, before any code is sent anywhere) and from the browser that opened the login. The provider's `iss` (RFC 9207) is required when its metadata says it sends one, and must be its issuer whenever present. Exchanges the code, verifies the ID token (issuer keys, nonce, audience, expiry), finds the person by verified email or creates one, and finishes the login the state was bound to: the token_minted hook runs as the ID token is minted (`authenticated_methods` [\"oidc\"] and `idp`, the provider), then a redirect (303) to the client with `code`, `state` and `iss`. The person refusing at the provider redirects with `error=access_denied`. Any other failure (a provider error, a wrong nonce, an unverified email, the hook's refusal) answers the page again (400) with a message and a fresh login. A replayed answer (its state used before) answers the page again too, to the browser that opened the login, while the authorization request has not expired, and finishes nothing; a state never issued, a callback ID of no credential, or a replay past that, is an HTML error page. Emits AuthenticationSucceeded_v1 (method oidc, no handle) or AuthenticationFailed_v1 with the reason, TokenMinted_v1, and PersonCreated_v1 for a new person. The shared `/oauth2/authorize/sso/callback` of before per-credential redirect URIs is retired: an HTML error page (410) for GET and POST, redeeming nothing.",
   responses: {
     303: { description: 'Back to the client with the code, or access_denied' },
     400: {
       description: 'The page again with a message, or an HTML error page (unknown, used or expired)',
     },
-    403: { description: 'An HTML error page: another browser than the one that opened the login' },
+    403: {
+      description:
+        "An HTML error page: another browser than the one that opened the login, or another credential's state",
+    },
   },
   tags: TAGS,
   security: [],
 };
 
-/** OpenAPI of POST /oauth2/authorize/sso/callback. */
+/** OpenAPI of POST /oauth2/authorize/sso/callback/{callback_id}. */
 export const ssoCallbackPostedDoc: DocumentDecoration = {
   operationId: 'PostOauth2AuthorizeSsoCallback',
   summary: "A provider's answer posted back into the hosted login (form_post)",
   description:
-    'For providers that post their answer (the OAuth 2.0 Form Post Response Mode, which Sign in with Apple uses when asked for the name or email): a 303 to GET /oauth2/authorize/sso/callback with the posted fields in its query. The browser then comes back by a top-level GET, which carries the cookie binding the login to it (a cross-site POST does not), and the login finishes as for an answer in the query.',
+    "For providers that post their answer (the OAuth 2.0 Form Post Response Mode, which Sign in with Apple uses when asked for the name or email): a 303 to GET /oauth2/authorize/sso/callback/{callback_id} (the same credential's) with the posted fields in its query. The browser then comes back by a top-level GET, which carries the cookie binding the login to it (a cross-site POST does not), and the login finishes as for an answer in the query.",
   responses: {
-    303: { description: 'GET /oauth2/authorize/sso/callback with the same parameters' },
+    303: { description: 'GET /oauth2/authorize/sso/callback/{callback_id} with the same parameters' },
     400: { description: 'An HTML error page: the body is not a form of at most 16 fields' },
   },
   tags: TAGS,

@@ -17,6 +17,8 @@ export const AuthorizeErrors = defineErrors({
   LOGIN_NOT_FOUND: { status: 400, message: detail },
   /** The form did not come from the browser that opened the login (no cookie, another cookie, another origin). */
   LOGIN_FORBIDDEN: { status: 403, message: detail },
+  /** The shared SSO callback of before per-credential redirect URIs: retired, it continues nothing. */
+  SSO_CALLBACK_RETIRED: { status: 410, message: detail },
   /**
    * The form (or a POSTed authorization request) is not application/x-www-form-urlencoded or cannot be
    * read, or a field is missing or repeated.

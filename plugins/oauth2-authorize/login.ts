@@ -7,6 +7,7 @@ import type { EventPublisher } from '../../core/events/types.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../core/sso/redirect-uris.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import { createLoginAnswers, type LoginAnswer } from './login-answer.ts';
@@ -70,7 +71,7 @@ export function createLogin(deps: LoginDeps) {
     server: deps.server,
     logins,
     authenticator: deps.sso,
-    callbackUrl: `${deps.baseUrl}/oauth2/authorize/sso/callback`,
+    callbackUrl: (callbackId) => credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, callbackId),
     page,
     answer,
     mint,

@@ -1,12 +1,14 @@
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
 import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../core/errors.ts';
+import { browserBinding } from '../../core/http/browser-binding.ts';
 import { addressBucket } from '../../core/http/client.ts';
 import { formPostParams, formPostRedirect } from '../../core/http/form-post-callback.ts';
 import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import { randomSecret } from '../../core/ids.ts';
 import type { TokenBuckets } from '../../core/rate-limit/index.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../core/sso/redirect-uris.ts';
 import {
   getAuthorizeDoc,
   loginDoc,
@@ -25,9 +27,6 @@ import { errorPage } from './page.ts';
 import { digest } from './store/digest.ts';
 import type { createUserInfo } from './userinfo.ts';
 
-/** A browser cookie's value as this service makes it: 256 random bits, base64url. */
-const BROWSER_VALUE = /^[A-Za-z0-9_-]{43}$/;
-
 export interface AuthorizeRouteDeps {
   server: OAuth2Server;
   login: Login;
@@ -41,19 +40,30 @@ export interface AuthorizeRouteDeps {
   cookieMaxAge: number;
 }
 
-function cookieOf(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
 const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
   new Response(null, {
     status,
     headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
   });
+
+/** The credential a callback's path names (core/sso/redirect-uris.ts). */
+const CallbackIdParams = v.object({
+  callback_id: v.pipe(
+    v.string(),
+    v.maxLength(64, 'callback_id must be at most 64 characters'),
+    v.description("The credential's callback ID, as in its hosted_login_redirect_uri"),
+  ),
+});
+
+/**
+ * The shared callback of before per-credential redirect URIs: with one callback for every credential,
+ * the state alone chose whose token endpoint got the code (RFC 9700 section 4.4). It continues nothing,
+ * and is out of the OpenAPI document as it never succeeds (the live callback's description says so).
+ */
+const retired = () =>
+  AuthorizeErrors.SSO_CALLBACK_RETIRED(
+    "This address no longer takes sign-ins: each SSO credential has a redirect URI of its own. The organization must register the credential's hosted_login_redirect_uri at the provider. Nothing was redeemed; start the sign-in again from the application.",
+  );
 
 const FORM = 'application/x-www-form-urlencoded';
 const mediaType = (request: Request) =>
@@ -83,11 +93,12 @@ function singleField(body: URLSearchParams, name: string): string {
  * hosted login, and GET, POST /oauth2/userinfo.
  */
 export function authorizeRoutes(deps: AuthorizeRouteDeps) {
-  const secure = new URL(deps.baseUrl).protocol === 'https:';
-  // __Host-: only this origin may set or read it (Secure, Path=/, no Domain). Plain http is loopback only.
-  const cookieName = secure ? '__Host-oauth2_browser' : 'oauth2_browser';
-  const cookie = (value: string) =>
-    `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${deps.cookieMaxAge}${secure ? '; Secure' : ''}`;
+  // The login's browser: the same binding as SSO sign-in's, under its own name and lifetime.
+  const browserCookie = browserBinding({
+    baseUrl: deps.baseUrl,
+    name: 'oauth2_browser',
+    maxAgeSeconds: deps.cookieMaxAge,
+  });
   const baseOrigin = new URL(deps.baseUrl).origin;
 
   const page = (
@@ -130,10 +141,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       }
       const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
       if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
-      const sent = cookieOf(request, cookieName);
-      const browser = sent && BROWSER_VALUE.test(sent) ? sent : randomSecret('');
-      const answer = await deps.login.open(checked.request, browser);
-      return render(answer, { 'set-cookie': cookie(browser) });
+      const browser = browserCookie.take(request);
+      const answer = await deps.login.open(checked.request, browser.value);
+      return render(answer, { 'set-cookie': browser.setCookie });
     } catch (error) {
       return errorAnswer(error);
     }
@@ -164,7 +174,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
             throw AuthorizeErrors.INVALID_FORM(
               'handle must be at most 320 and password at most 1024 characters',
             );
-          const sent = cookieOf(request, cookieName);
+          const sent = browserCookie.sent(request);
           const answer = await deps.login.submit(
             { csrfToken: form.csrf_token, handle: form.handle, password: form.password },
             sent ? await digest(sent) : undefined,
@@ -186,7 +196,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           for (const name of SSO_FIELDS) form[name] = singleField(body, name);
           if (form.credential.length > 512)
             throw AuthorizeErrors.INVALID_FORM('credential must be at most 512 characters');
-          const sent = cookieOf(request, cookieName);
+          const sent = browserCookie.sent(request);
           return render(
             await deps.login.choose({ csrfToken: form.csrf_token, credential: form.credential }, sent),
           );
@@ -197,27 +207,35 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       { parse: 'none', detail: ssoDoc },
     )
     .get(
-      '/oauth2/authorize/sso/callback',
-      async ({ request }) => {
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
         try {
-          const sent = cookieOf(request, cookieName);
-          const params = new URL(request.url).searchParams;
-          return render(await deps.login.callback(params, sent, deps.readContext(request)));
+          const sent = browserCookie.sent(request);
+          const query = new URL(request.url).searchParams;
+          return render(
+            await deps.login.callback(query, params.callback_id, sent, deps.readContext(request)),
+          );
         } catch (error) {
           return errorAnswer(error);
         }
       },
-      { detail: ssoCallbackDoc },
+      { params: CallbackIdParams, detail: ssoCallbackDoc },
     )
     .post(
-      '/oauth2/authorize/sso/callback',
-      async ({ request }) => {
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
         const read = await formPostParams(request);
         if (!read.ok) return errorAnswer(AuthorizeErrors.INVALID_FORM(read.problem));
-        return formPostRedirect(`${deps.baseUrl}/oauth2/authorize/sso/callback`, read.params);
+        const own = credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, params.callback_id);
+        return formPostRedirect(own, read.params);
       },
-      { parse: 'none', detail: ssoCallbackPostedDoc },
+      { parse: 'none', params: CallbackIdParams, detail: ssoCallbackPostedDoc },
     )
+    .get(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), { detail: { hide: true } })
+    .post(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), {
+      parse: 'none',
+      detail: { hide: true },
+    })
     .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
       detail: userInfoPreflightDoc,
     })

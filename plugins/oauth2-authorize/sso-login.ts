@@ -19,8 +19,8 @@ export interface SsoLoginDeps {
   server: OAuth2Server;
   logins: LoginStore;
   authenticator: () => SsoAuthenticator | undefined;
-  /** PUBLIC_BASE_URL + /oauth2/authorize/sso/callback: registered at the providers. */
-  callbackUrl: string;
+  /** A credential's own callback, `${PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`. */
+  callbackUrl: (callbackId: string) => string;
   page: (
     status: number,
     login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
@@ -48,6 +48,7 @@ const MESSAGES: Record<string, string> = {
   replayed_state: REPLAYED,
   expired_state: 'The sign-in at the provider took too long. Start it again.',
   bad_id_token: 'The answer from the provider could not be verified.',
+  issuer_mismatch: 'The answer did not come from the sign-in provider the sign-in was sent to.',
   provider_error: 'The provider could not complete the sign-in.',
   person_disabled: 'This account is disabled.',
   not_enabled: 'This sign-in provider is no longer offered here.',
@@ -146,8 +147,16 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       });
     },
 
-    /** GET /oauth2/authorize/sso/callback: the provider's answer finishes the login it was bound to. */
-    async callback(params: URLSearchParams, browser: string | undefined, rc: RequestContext) {
+    /**
+     * GET /oauth2/authorize/sso/callback/{callback_id}: the provider's answer finishes the login it was
+     * bound to, when it comes back to the redirect URI of the credential the login started with.
+     */
+    async callback(
+      params: URLSearchParams,
+      callbackId: string,
+      browser: string | undefined,
+      rc: RequestContext,
+    ) {
       const authenticator = deps.authenticator();
       if (!authenticator) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
       const browserHash = browser && (await digest(browser));
@@ -155,7 +164,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       // (a login CSRF, a link opened elsewhere) creates no person and signs nobody in.
       let refused: unknown;
       let accepted: PendingLogin | undefined;
-      const done = await authenticator.finish(params, rc, async (binding) => {
+      const accept = async (binding: string) => {
         try {
           accepted = await openLogin(binding, browserHash);
           return undefined;
@@ -163,12 +172,21 @@ export function createSsoLogin(deps: SsoLoginDeps) {
           refused = e;
           return e instanceof Error ? e.message : 'the sign-in cannot be continued here';
         }
-      });
+      };
+      const done = await authenticator.finish(params, rc, { callbackId, accept });
       if (refused !== undefined) throw refused;
       // No organization, no authorization request to go back to: only a page can say so.
       if (done.binding === undefined)
         throw AuthorizeErrors.LOGIN_NOT_FOUND(
-          'state: no sign-in with a provider was started here with this state, so there is no sign-in to continue',
+          !done.ok && done.reason === 'unknown_callback'
+            ? 'no SSO credential has this redirect URI (it may have been deleted), so there is no sign-in to continue'
+            : 'state: no sign-in with a provider was started here with this state, so there is no sign-in to continue',
+        );
+      // Another credential's state (RFC 9700 section 4.4, mix-up): reported, nothing redeemed, and
+      // nothing continued, not even the login it was bound to: this answer is not its provider's.
+      if (!done.ok && done.reason === 'wrong_callback')
+        throw AuthorizeErrors.LOGIN_FORBIDDEN(
+          "the provider's answer came back to another SSO credential's redirect URI than the one this sign-in was started for; nothing was redeemed. Start the sign-in again from the application",
         );
       if (!done.ok && done.reason === 'replayed_state') return replayed(done.binding, browser);
       const loginHash = done.binding;

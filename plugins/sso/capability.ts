@@ -21,6 +21,10 @@ export function createSsoCredentials(
         enableInServiceOidcAuthzServer: row.enableInAuthzServer,
       }));
     },
+    async byCallback(callbackId) {
+      const row = await store.findByCallback(callbackId);
+      return row && { orgId: row.orgId, clientId: row.clientId };
+    },
     async open(orgId, clientId) {
       const row = await store.find(orgId, clientId);
       const provider = row && providers.get(row.provider);
@@ -29,6 +33,7 @@ export function createSsoCredentials(
       return {
         provider: row.provider,
         clientId: row.clientId,
+        callbackId: row.callbackId,
         clientSecret: await sealer.openSecret(row.orgId, row.id, row.clientSecret),
         options: { ...row.options, ...secrets },
         effectiveScopes: effectiveScopes(provider, row.authorizeScopes),

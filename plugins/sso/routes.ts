@@ -37,7 +37,7 @@ export function credentialRoutes(
     return provider;
   };
   const present = (row: Parameters<typeof credentialJson>[0]) =>
-    credentialJson(row, providers.get(row.provider));
+    credentialJson(row, providers.get(row.provider), ctx.config.publicBaseUrl);
   const write = { ...errorResponses, ...writeErrorResponses, 409: errorResponses[400] };
 
   return new Elysia()

@@ -12,6 +12,12 @@ export const ssoCredentials = pgTable(
   {
     orgId: uuid('org_id').notNull(),
     id: uuid('id').notNull(),
+    /**
+     * Names the credential in its redirect URIs (`/sso/oidc/callback/{callback_id}`): random, unique
+     * across organizations (two may register the same provider client ID) and stable for the
+     * credential's life, so a provider's answer comes back to the one credential that asked for it.
+     */
+    callbackId: uuid('callback_id').notNull().defaultRandom(),
     clientId: text('client_id').notNull(),
     provider: text('provider').notNull(),
     label: text('label').notNull().default(''),
@@ -31,6 +37,7 @@ export const ssoCredentials = pgTable(
   (t) => [
     primaryKey({ name: 'sso_credentials_pkey', columns: [t.orgId, t.id] }),
     uniqueIndex('sso_credentials_org_client_id_key').on(t.orgId, t.clientId),
+    uniqueIndex('sso_credentials_callback_id_key').on(t.callbackId),
   ],
 );
 
@@ -130,6 +137,18 @@ export const CredentialSchema = v.object({
   external_cred_id: v.string(),
   enable_in_service_oidc_authz_server: v.boolean(),
   options: OptionsDoc,
+  redirect_uri: v.pipe(
+    v.string(),
+    v.description(
+      "Register this exact URI at the provider for SSO sign-in (GET /sso/oidc/start): the credential's own callback, `{PUBLIC_BASE_URL}/sso/oidc/callback/{callback_id}`. The provider's answer is refused at any other credential's callback.",
+    ),
+  ),
+  hosted_login_redirect_uri: v.pipe(
+    v.string(),
+    v.description(
+      "Register this exact URI at the provider too when enable_in_service_oidc_authz_server is true: the hosted login's callback for this credential, `{PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`.",
+    ),
+  ),
   effective_scopes: v.pipe(
     v.array(v.string()),
     v.description(

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { uuidv7 } from '../../core/ids.ts';
+import { isUuid, uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { SsoErrors } from './errors.ts';
@@ -79,6 +79,16 @@ export function createCredentialStore(deps: { storage: Storage; clock: Clock; se
     /** The credential, or undefined (the capability's `open` answers undefined, the routes 404). */
     async find(orgId: string, clientId: string): Promise<SsoCredentialRow | undefined> {
       const [row] = await db.select().from(ssoCredentials).where(inOrg(orgId, clientId));
+      return row;
+    },
+
+    /** The credential a redirect URI names by its callback ID, of any organization; undefined when none. */
+    async findByCallback(callbackId: string): Promise<SsoCredentialRow | undefined> {
+      if (!isUuid(callbackId)) return undefined;
+      const [row] = await db
+        .select()
+        .from(ssoCredentials)
+        .where(eq(ssoCredentials.callbackId, callbackId.toLowerCase()));
       return row;
     },
 

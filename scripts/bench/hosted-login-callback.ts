@@ -1,6 +1,6 @@
 /**
  * The hosted login's own time at its last step, SSO beside password: N sign-ins through an SSO button
- * against oidc-provider on loopback, timing GET /oauth2/authorize/sso/callback less the time the
+ * against oidc-provider on loopback, timing GET /oauth2/authorize/sso/callback/{callback_id} less the time the
  * provider spent answering its token and JWKS requests, and N password logins timing POST
  * /oauth2/authorize/login (argon2id at the deployment's default cost). Both end in a code redirect; PGlite
  * in memory, over a loopback port.

@@ -17,6 +17,27 @@ export interface OpAccount {
 /** What the person does at the provider's interaction: sign in as an account, or refuse. */
 export type OpDecision = OpAccount | 'deny';
 
+/** A request the provider received, as `record` keeps it. */
+export interface OpRequest {
+  method: string;
+  /** Path and query. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed form or JSON body of the provider's own endpoints (the token endpoint's), as JSON. */
+  body?: string;
+}
+
+/** How the loopback provider behaves besides its client. */
+export interface OpOptions {
+  /** Keep every request it receives in `requests` (a provider playing the attacker). @default false */
+  record?: boolean;
+  /**
+   * Behave as a provider without RFC 9207: no `iss` in authorization responses and no
+   * `authorization_response_iss_parameter_supported` in its metadata (Google, Entra). @default false
+   */
+  withoutIss?: boolean;
+}
+
 async function signingKey(kid: string) {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
@@ -30,7 +51,14 @@ async function signingKey(kid: string) {
  * address guard as any provider. `decide` says what the next interaction does; `tamper` rewrites the
  * next ID token.
  */
-export async function startOidcOp(client: { clientId: string; clientSecret: string; redirectUri: string }) {
+export async function startOidcOp(
+  client: { clientId: string; clientSecret: string; redirectUri: string },
+  options: OpOptions = {},
+) {
+  const requests: OpRequest[] = [];
+  const recorded = new WeakMap<IncomingMessage, OpRequest>();
+  /** Redirect URIs allowed besides `client.redirectUri` (known once a credential is created). */
+  const redirectUris = new Set<string>();
   const key = await signingKey('op-key');
   const accounts = new Map<string, OpAccount>();
   const state: { decision: OpDecision; tamper?: (idToken: string) => Promise<string> } = { decision: 'deny' };
@@ -57,6 +85,11 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
 
   const { certPem, keyPem } = testTls();
   const server = createServer({ cert: certPem, key: keyPem }, (req, res) => {
+    if (options.record) {
+      const entry: OpRequest = { method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } };
+      requests.push(entry);
+      recorded.set(req, entry);
+    }
     const began = performance.now();
     res.on('finish', () => {
       timing.busyMs += performance.now() - began;
@@ -104,6 +137,25 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
       return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
     },
   });
+  const allowed = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function (uri: string) {
+    return redirectUris.has(uri) || allowed.call(this, uri);
+  };
+  provider.use(async (ctx, next) => {
+    await next();
+    const entry = recorded.get(ctx.req);
+    if (entry && ctx.oidc?.body) entry.body = JSON.stringify(ctx.oidc.body);
+    if (!options.withoutIss) return;
+    const metadata: unknown = ctx.body;
+    if (ctx.path === '/.well-known/openid-configuration' && metadata && typeof metadata === 'object')
+      ctx.body = { ...metadata, authorization_response_iss_parameter_supported: undefined };
+    const location = ctx.response.get('location');
+    if (location && /[?&](code|error)=/.test(location)) {
+      const url = new URL(location);
+      url.searchParams.delete('iss');
+      ctx.set('location', url.toString());
+    }
+  });
   provider.use(async (ctx, next) => {
     await next();
     const body: unknown = ctx.body;
@@ -127,6 +179,12 @@ export async function startOidcOp(client: { clientId: string; clientSecret: stri
     port,
     state,
     timing,
+    /** Every request received, with `record`. */
+    requests,
+    /** Lets the client use this redirect URI too (a credential's own, known once it is created). */
+    allowRedirectUri: (uri: string) => {
+      redirectUris.add(uri);
+    },
     /** The next token response's ID token carries another nonce (signed with the right key). */
     wrongNonce: () => {
       state.tamper = (t) => resign(t, { nonce: 'not-the-nonce-sent' });

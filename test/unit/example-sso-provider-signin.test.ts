@@ -115,7 +115,13 @@ async function signIn() {
   const atIdp = await fetchTestHost(authorize, { redirect: 'manual' });
   await expectStatus(atIdp, 302);
   const back = new URL(atIdp.headers.get('location') ?? '');
-  const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+  // Back in the browser that started it: the start's cookie binds the sign-in to it.
+  const cookie = (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const res = await t.call('GET', `${back.pathname}${back.search}`, {
+    orgId: null,
+    key: null,
+    headers: { cookie },
+  });
   await expectStatus(res, 302);
   return {
     authorize,

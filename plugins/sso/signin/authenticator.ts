@@ -77,7 +77,7 @@ export function createSsoAuthenticator(deps: {
         };
       try {
         const url = await flow.begin(orgId, clientId, {
-          redirectUri: bound.callbackUrl,
+          redirectUri: '',
           appState: '',
           binding: bound.binding,
           callbackUrl: bound.callbackUrl,
@@ -88,15 +88,22 @@ export function createSsoAuthenticator(deps: {
       }
     },
 
-    async finish(params, rc, accept) {
-      const done = await flow.complete(params, rc, true, accept);
+    async finish(params, rc, { callbackId, accept }) {
+      const done = await flow.complete(
+        params,
+        rc,
+        true,
+        callbackId,
+        accept && ((pending) => accept(pending.binding ?? '')),
+      );
       if (!done.pending)
         return {
           ok: false,
           binding: undefined,
           orgId: undefined,
-          reason: 'unknown_state',
-          message: 'no sign-in was started here with this state',
+          ...(done.unknownCallback
+            ? { reason: 'unknown_callback', message: 'no SSO credential has this redirect URI' }
+            : { reason: 'unknown_state', message: 'no sign-in was started here with this state' }),
         };
       const binding = done.pending.binding ?? '';
       if (!done.ok)

@@ -6,6 +6,7 @@ import type { EventPublisher } from '../../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SsoProfile } from '../../../core/sso/define-provider.ts';
+import { credentialRedirectUri, SIGN_IN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
 import { SsoSignInErrors } from './errors.ts';
 import { asFailure, reportFailure, SignInFailure } from './failure.ts';
 import { isSecureUrl } from './loopback.ts';
@@ -22,16 +23,23 @@ export interface FlowDeps {
   client: ProviderClient;
   events: EventPublisher;
   clock: Clock;
-  /** The service's callback, registered at the provider: `${PUBLIC_BASE_URL}/sso/oidc/callback`. */
-  callbackUrl: string;
+  /** PUBLIC_BASE_URL: each credential's callback is `${baseUrl}/sso/oidc/callback/{callback_id}`. */
+  baseUrl: string;
 }
+
+/**
+ * Failures that refuse the answer at the callback rather than take it back to the application: the
+ * state is another credential's, or another browser's, so its redirect URI is not the one this
+ * browser's sign-in would go back to (it may be another organization's application).
+ */
+const REFUSED_HERE = new Set(['wrong_callback', 'other_browser']);
 
 /** What the callback's common part found: the person, or why not (already reported). */
 export type Completed =
   | ({ ok: true; pending: PendingSignIn; profile: SsoProfile; provider: string } & SsoPerson)
   | { ok: false; pending: PendingSignIn; failure: SignInFailure }
-  /** No sign-in of this kind was started with this state. */
-  | { ok: false; pending?: undefined; failure?: undefined };
+  /** No sign-in of this kind was started with this state, or no credential has this callback ID. */
+  | { ok: false; pending?: undefined; failure?: undefined; unknownCallback?: true };
 
 const withFragment = (uri: string, params: Record<string, string>) => {
   const url = new URL(uri);
@@ -44,10 +52,14 @@ export function createSignInFlow(deps: FlowDeps) {
   const { store, events, clock } = deps;
   const { begin, authenticate } = createProviderSignIn(deps);
 
-  /** GET /sso/oidc/start: the provider's authorization URL for the application's sign-in. */
+  /**
+   * GET /sso/oidc/start: the provider's authorization URL for the application's sign-in, bound to the
+   * browser whose cookie value's digest is `browserHash`.
+   */
   async function start(
     orgId: string,
     q: { client_id: string; redirect_uri: string; state?: string | undefined },
+    browserHash: string,
   ) {
     if (!isSecureUrl(q.redirect_uri, true))
       throw SsoSignInErrors.INVALID_REDIRECT_URI(
@@ -57,19 +69,28 @@ export function createSignInFlow(deps: FlowDeps) {
       throw SsoSignInErrors.INVALID_REDIRECT_URI(
         "redirect_uri is not one of the organization's sso redirect URIs (exact match)",
       );
-    return begin(orgId, q.client_id, { redirectUri: q.redirect_uri, appState: q.state ?? '' });
+    return begin(orgId, q.client_id, {
+      redirectUri: q.redirect_uri,
+      appState: q.state ?? '',
+      browserHash,
+      callbackUrl: (id) => credentialRedirectUri(deps.baseUrl, SIGN_IN_CALLBACK_PATH, id),
+    });
   }
 
   /**
-   * The callback's common part: burns the state (of a bound sign-in or not, as `bound` says), verifies
-   * the provider's answer and finds or creates the person. A failure is reported before it is returned.
+   * The callback's common part: burns the state (of a bound sign-in or not, as `bound` says), checks it
+   * was started for the credential whose callback ID the path names (`callbackId`), verifies the
+   * provider's answer and finds or creates the person. A failure is reported before it is returned.
    */
   async function complete(
     params: URLSearchParams,
     rc: RequestContext,
     bound: boolean,
-    accept?: (binding: string) => Promise<string | undefined>,
+    callbackId: string,
+    accept?: (pending: PendingSignIn) => Promise<string | undefined>,
   ): Promise<Completed> {
+    const target = await deps.credentials.byCallback(callbackId);
+    if (!target) return { ok: false, unknownCallback: true };
     const state = params.get('state') ?? '';
     const burnt = state ? await store.burn(state, bound) : ({ kind: 'unknown' } as const);
     if (burnt.kind === 'unknown') return { ok: false };
@@ -79,6 +100,19 @@ export function createSignInFlow(deps: FlowDeps) {
       await reportFailure(events, orgId, failure, rc);
       return { ok: false, pending, failure };
     };
+    // RFC 9700 section 4.4 (mix-up): the answer came back to this credential's redirect URI, so it is
+    // this credential's provider's code; a state started for another credential (of this organization
+    // or another) would send it to that credential's token endpoint. Refused before anything is sent.
+    if (target.orgId !== orgId || target.clientId !== pending.clientId) {
+      const failure = new SignInFailure(
+        'wrong_callback',
+        'access_denied',
+        "the provider's answer came back to another SSO credential's redirect URI than the one this sign-in was started for",
+      );
+      // The credential whose redirect URI was used hears of it too: someone tried its provider's code.
+      if (target.orgId !== orgId) await reportFailure(events, target.orgId, failure, rc);
+      return failed(failure);
+    }
     if (burnt.kind !== 'fresh')
       return failed(
         new SignInFailure(
@@ -89,7 +123,7 @@ export function createSignInFlow(deps: FlowDeps) {
       );
     // The caller's own check of who sent the answer (the browser that started the sign-in), before the
     // code is exchanged and a person found or created: a refused answer changes nothing but its state.
-    const refusal = accept && (await accept(pending.binding ?? ''));
+    const refusal = accept && (await accept(pending));
     if (refusal) return failed(new SignInFailure('other_browser', 'access_denied', refusal));
     if (!params.has('code') && !params.has('error'))
       return failed(
@@ -108,11 +142,33 @@ export function createSignInFlow(deps: FlowDeps) {
     }
   }
 
-  /** GET /sso/oidc/callback: where the browser goes next (the application's redirect URI), or an error. */
-  async function callback(params: URLSearchParams, rc: RequestContext): Promise<string> {
+  /**
+   * GET /sso/oidc/callback/{callback_id}: where the browser goes next (the application's redirect URI),
+   * or an error. `browserRefusal` says why the request is not from the browser whose cookie digest the
+   * sign-in stored (undefined: it is).
+   */
+  async function callback(
+    params: URLSearchParams,
+    rc: RequestContext,
+    callbackId: string,
+    browserRefusal: (browserHash: string | undefined) => Promise<string | undefined>,
+  ): Promise<string> {
     if (!params.get('state')) throw SsoSignInErrors.INVALID_STATE('query.state: is required');
-    const done = await complete(params, rc, false);
-    if (!done.pending) throw SsoSignInErrors.INVALID_STATE('state: no sign-in was started with this state');
+    const done = await complete(params, rc, false, callbackId, (p) => browserRefusal(p.browserHash));
+    if (!done.pending)
+      throw done.unknownCallback
+        ? SsoSignInErrors.UNKNOWN_CALLBACK(
+            'callback_id: no SSO credential has this redirect URI (it may have been deleted)',
+          )
+        : SsoSignInErrors.INVALID_STATE('state: no sign-in was started with this state');
+    if (!done.ok && REFUSED_HERE.has(done.failure.reason))
+      throw done.failure.reason === 'wrong_callback'
+        ? SsoSignInErrors.WRONG_CALLBACK(
+            "state: this sign-in was started for another SSO credential; the provider's answer must come back to that credential's redirect URI. Nothing was redeemed.",
+          )
+        : SsoSignInErrors.OTHER_BROWSER(
+            'state: this sign-in was started by another browser (its cookie is missing or another); start it again here. Nothing was redeemed.',
+          );
     const { pending } = done;
     const orgId = pending.orgId;
     const back = (f: SignInFailure) =>

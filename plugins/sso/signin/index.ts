@@ -4,6 +4,7 @@ import { ssoAuthenticator } from '../../../core/capabilities/sso-authenticator.t
 import { ssoCredentials } from '../../../core/capabilities/sso-credentials.ts';
 import { tokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../../core/contract/settings.ts';
+import { browserBinding } from '../../../core/http/browser-binding.ts';
 import { requestContextReader } from '../../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../../core/plugin.ts';
 import { createSsoAuthenticator } from './authenticator.ts';
@@ -25,7 +26,8 @@ const settings = v.object({
 });
 
 /**
- * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback and the
+ * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback/{callback_id} (each
+ * credential's own redirect URI; the start's browser only) and the
  * organization's allowed redirect URIs; provides ssoAuthenticator, the same provider round trip for the
  * hosted login of the authorization endpoint. Requires ssoCredentials (sso plugin), personDirectory (persons)
  * and tokenIssuer (tokens).
@@ -55,10 +57,20 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
         client,
         events: ctx.events,
         clock: ctx.clock,
-        callbackUrl: `${ctx.config.publicBaseUrl}/sso/oidc/callback`,
+        baseUrl: ctx.config.publicBaseUrl,
+      });
+      const browser = browserBinding({
+        baseUrl: ctx.config.publicBaseUrl,
+        name: 'sso_browser',
+        maxAgeSeconds: stateTtlMs / 1000,
       });
       return {
-        routes: signInRoutes(ctx, { flow, store, readContext: requestContextReader(ctx.headers) }),
+        routes: signInRoutes(ctx, {
+          flow,
+          store,
+          browser,
+          readContext: requestContextReader(ctx.headers),
+        }),
         provide: { authenticator: createSsoAuthenticator({ credentials, flow, client, clock: ctx.clock }) },
       };
     },

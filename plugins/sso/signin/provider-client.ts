@@ -17,7 +17,7 @@ export interface ProviderServer {
 /** Why a provider step failed, as AuthenticationFailed_v1's `failure_reason` says it. */
 export class ProviderFailure extends Error {
   constructor(
-    readonly reason: 'provider_error' | 'access_denied' | 'bad_id_token',
+    readonly reason: 'provider_error' | 'access_denied' | 'bad_id_token' | 'issuer_mismatch',
     message: string,
   ) {
     super(message);
@@ -103,9 +103,12 @@ export function createProviderClient(fetch: GuardedFetch) {
       const { as: discoveredAs } = server;
       let as = discoveredAs;
       const client: oauth.Client = { client_id: c.clientId };
+      // RFC 9207 before anything else: an answer of another issuer is never redeemed.
+      const answered = answeringIssuer(server, c.params);
+      if (!answered.ok) throw new ProviderFailure('issuer_mismatch', answered.problem);
       let params: URLSearchParams;
       try {
-        params = oauth.validateAuthResponse(as, client, c.params, c.state);
+        params = oauth.validateAuthResponse({ ...as, issuer: answered.issuer }, client, c.params, c.state);
       } catch (e) {
         if (e instanceof oauth.AuthorizationResponseError)
           throw new ProviderFailure(
@@ -130,12 +133,21 @@ export function createProviderClient(fetch: GuardedFetch) {
           c.codeVerifier || oauth.nopkce,
           request,
         );
-        if (server.idTokenIssuer) as = { ...as, issuer: await expectedIssuer(server, res) };
+        if (server.idTokenIssuer) {
+          as = { ...as, issuer: await expectedIssuer(server, res) };
+          // An alias's answer named its tenant's issuer: the ID token must be that tenant's.
+          if (c.params.has('iss') && answered.issuer !== as.issuer)
+            throw new ProviderFailure(
+              'issuer_mismatch',
+              `the answer's iss ${answered.issuer} is not the ID token's issuer ${as.issuer}`,
+            );
+        }
         result = await oauth.processAuthorizationCodeResponse(as, client, res, {
           expectedNonce: server.oidc ? c.nonce : oauth.expectNoNonce,
           requireIdToken: server.oidc,
         });
       } catch (e) {
+        if (e instanceof ProviderFailure) throw e;
         const idToken =
           e instanceof oauth.OperationProcessingError && /JWT|ID Token/i.test(`${e.code} ${e.message}`);
         throw new ProviderFailure(
@@ -212,11 +224,49 @@ async function aliasMetadata(res: Response): Promise<oauth.AuthorizationServer> 
     jwks_uri: text(m.get('jwks_uri')),
     id_token_signing_alg_values_supported: texts(m.get('id_token_signing_alg_values_supported')),
     token_endpoint_auth_methods_supported: texts(m.get('token_endpoint_auth_methods_supported')),
+    authorization_response_iss_parameter_supported:
+      m.get('authorization_response_iss_parameter_supported') === true ? true : undefined,
   };
   const as: oauth.AuthorizationServer = { issuer };
   for (const [k, value] of Object.entries(members))
     if (value !== undefined) Object.assign(as, { [k]: value });
   return as;
+}
+
+const GUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The issuer an authorization response comes from (RFC 9207): its `iss`, which must be the provider's
+ * issuer (for an alias whose metadata publishes a `{tenantid}` template, that template with a tenant
+ * ID in it, which the ID token must then name too); required when the metadata says the provider sends
+ * it. Without `iss`, the discovered issuer, and the credential's own redirect URI is what says which
+ * provider answered.
+ */
+function answeringIssuer(
+  server: ProviderServer,
+  params: URLSearchParams,
+): { ok: true; issuer: string } | { ok: false; problem: string } {
+  const { issuer, authorization_response_iss_parameter_supported: sendsIss } = server.as;
+  const all = params.getAll('iss');
+  if (all.length > 1) return { ok: false, problem: "the provider's answer has more than one iss" };
+  const iss = all[0];
+  if (iss === undefined)
+    return sendsIss
+      ? {
+          ok: false,
+          problem: `the provider's answer has no iss, though ${issuer} says it sends one (RFC 9207)`,
+        }
+      : { ok: true, issuer };
+  const template =
+    server.idTokenIssuer && issuer.includes('{tenantid}')
+      ? new RegExp(`^${escaped(issuer).replace('\\{tenantid\\}', GUID)}$`)
+      : undefined;
+  if (iss === issuer || template?.test(iss)) return { ok: true, issuer: iss };
+  return {
+    ok: false,
+    problem: `the provider's answer comes from issuer ${iss}, not from this credential's issuer ${issuer}`,
+  };
 }
 
 /** The `iss` this token response's ID token must carry, from its own (not yet verified) claims. */

@@ -14,9 +14,13 @@ export interface ProviderSignInDeps {
   store: SignInStore;
   client: ProviderClient;
   clock: Clock;
-  /** The service's callback, registered at the provider: `${PUBLIC_BASE_URL}/sso/oidc/callback`. */
-  callbackUrl: string;
 }
+
+/** What a sign-in records at its start, and the redirect URI of the credential it sends the provider. */
+export type BeginRecord = Pick<PendingSignIn, 'redirectUri' | 'appState' | 'binding' | 'browserHash'> & {
+  /** The credential's own callback for this kind of sign-in, from its callback ID. */
+  callbackUrl: (callbackId: string) => string;
+};
 
 const profileFromClaims = (c: Record<string, unknown>): SsoProfile => ({
   subject: String(c.sub),
@@ -54,11 +58,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
   }
 
   /** The provider's authorization URL, after recording state, nonce and verifier with `record`. */
-  async function begin(
-    orgId: string,
-    clientId: string,
-    record: Pick<PendingSignIn, 'redirectUri' | 'appState' | 'binding' | 'callbackUrl'>,
-  ) {
+  async function begin(orgId: string, clientId: string, record: BeginRecord) {
     const { credential, provider, options } = await opened(orgId, clientId);
     const server = await client.serverOf(provider, options, clock.now()).catch((e) => {
       throw SsoSignInErrors.PROVIDER_ERROR(e instanceof Error ? e.message : String(e));
@@ -66,12 +66,23 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
     const state = oauth.generateRandomState();
     const nonce = oauth.generateRandomNonce();
     const codeVerifier = provider.pkce ? oauth.generateRandomCodeVerifier() : '';
-    await store.put(state, { orgId, clientId: credential.clientId, nonce, codeVerifier, ...record });
+    const callbackUrl = record.callbackUrl(credential.callbackId);
+    await store.put(state, {
+      orgId,
+      clientId: credential.clientId,
+      nonce,
+      codeVerifier,
+      redirectUri: record.redirectUri,
+      appState: record.appState,
+      callbackUrl,
+      ...(record.binding !== undefined ? { binding: record.binding } : {}),
+      ...(record.browserHash !== undefined ? { browserHash: record.browserHash } : {}),
+    });
     const url = new URL(server.as.authorization_endpoint ?? '');
     const p = url.searchParams;
     p.set('response_type', 'code');
     p.set('client_id', credential.clientId);
-    p.set('redirect_uri', record.callbackUrl ?? deps.callbackUrl);
+    p.set('redirect_uri', callbackUrl);
     p.set('scope', credential.effectiveScopes.join(' '));
     p.set('state', state);
     if (server.oidc) p.set('nonce', nonce);
@@ -100,13 +111,21 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
         'access_denied',
         'this credential is no longer enabled for the authorization server',
       );
+    // A state made before per-credential callbacks names no redirect URI: its answer is not redeemed.
+    const callbackUrl = pending.callbackUrl;
+    if (!callbackUrl)
+      throw new SignInFailure(
+        'wrong_callback',
+        'invalid_request',
+        "this sign-in was started before the credential's own redirect URI; start it again",
+      );
     try {
       const server = await client.serverOf(provider, options, clock.now());
       const { context, secret } = await secretOf(provider, credential, options);
       const tokens = await client.exchange(server, {
         clientId: credential.clientId,
         clientSecret: secret,
-        callbackUrl: pending.callbackUrl ?? deps.callbackUrl,
+        callbackUrl,
         params,
         state,
         nonce: pending.nonce,

@@ -25,7 +25,16 @@ export const ssoSigninStates = pgTable(
      * application sign-in of GET /sso/oidc/start. A callback only takes states of its own kind.
      */
     binding: text('binding'),
-    /** The callback URL sent to the provider, for a bound sign-in (null: `/sso/oidc/callback`). */
+    /**
+     * The digest of the cookie GET /sso/oidc/start gave the browser: its callback is taken only with
+     * that cookie. Null for a bound sign-in (its login is bound to the browser) and for states made
+     * before the column, which no callback takes.
+     */
+    browserHash: text('browser_hash'),
+    /**
+     * The redirect URI sent to the provider: the credential's own callback (null only for states made
+     * before per-credential callbacks, which no callback takes).
+     */
     callbackUrl: text('callback_url'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
@@ -53,6 +62,14 @@ export const StartQuery = v.object({
   client_id: bounded('client_id', 512),
   redirect_uri: bounded('redirect_uri', 2048),
   state: v.optional(v.pipe(v.string(), v.maxLength(512, 'state must be at most 512 characters'))),
+});
+
+export const CallbackParams = v.object({
+  callback_id: v.pipe(
+    v.string(),
+    v.maxLength(64, 'callback_id must be at most 64 characters'),
+    v.description("The credential's callback ID, as in its redirect_uri"),
+  ),
 });
 
 export const CallbackQuery = v.object({

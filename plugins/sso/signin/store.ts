@@ -15,7 +15,9 @@ export interface PendingSignIn {
   appState: string;
   /** The binding of a sign-in started through the ssoAuthenticator capability; undefined for the application's. */
   binding?: string;
-  /** The callback URL sent to the provider, for a bound sign-in. */
+  /** The digest of the starting browser's cookie, for the application's sign-in (GET /sso/oidc/start). */
+  browserHash?: string;
+  /** The redirect URI sent to the provider: the credential's own callback. */
   callbackUrl?: string;
 }
 
@@ -41,6 +43,7 @@ export function createSignInStore(deps: { storage: Storage; clock: Clock; stateT
     codeVerifier: row.codeVerifier,
     appState: row.appState,
     ...(row.binding !== null ? { binding: row.binding } : {}),
+    ...(row.browserHash !== null ? { browserHash: row.browserHash } : {}),
     ...(row.callbackUrl !== null ? { callbackUrl: row.callbackUrl } : {}),
   });
 

@@ -10,13 +10,15 @@ import { browseTo, type OpAccount, startOidcOp } from '../../helpers/oidc-op.ts'
  * provider vouches for it, and the person holding it here has verified it. A real OpenID provider
  * (oidc-provider) on loopback signs the person in.
  */
-const CALLBACK = 'https://ids.test/sso/oidc/callback';
 const APP = 'https://app.example/signed-in';
 const client = {
   clientId: 'acme-app',
   clientSecret: 'a-client-secret-of-the-loopback-op',
-  redirectUri: CALLBACK,
+  // The retired shared callback: the provider allows the credential's own once it is created.
+  redirectUri: 'https://ids.test/sso/oidc/callback',
 };
+/** The credential's own redirect URI, as its API shows it. */
+let CALLBACK = '';
 const acme = oidcProvider({ id: 'acme', displayName: 'Acme' });
 
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
@@ -25,17 +27,17 @@ let op: Awaited<ReturnType<typeof startOidcOp>>;
 beforeAll(async () => {
   op = await startOidcOp(client);
   t = await startRecordingIdentityService({ extra: [sso({ providers: [acme] }), ssoSignIn()] });
-  await expectStatus(
-    await t.call('POST', '/organizations/sso/oidc/provider-credentials', {
-      body: {
-        provider: 'acme',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-        options: { acme: { issuer: op.issuer, authorize_scopes: ['email'] } },
-      },
-    }),
-    201,
-  );
+  const made = await t.call('POST', '/organizations/sso/oidc/provider-credentials', {
+    body: {
+      provider: 'acme',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      options: { acme: { issuer: op.issuer, authorize_scopes: ['email'] } },
+    },
+  });
+  await expectStatus(made, 201);
+  CALLBACK = made.json.result.redirect_uri;
+  op.allowRedirectUri(CALLBACK);
   await expectStatus(
     await t.call('PUT', '/organizations/sso/redirect-uris', { body: { redirect_uris: [APP] } }),
     200,
@@ -53,7 +55,12 @@ async function signIn(account: OpAccount) {
   const started = await t.call('GET', `/sso/oidc/start?${q}`, { key: null });
   await expectStatus(started, 302);
   const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
-  const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+  const cookie = (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const res = await t.call('GET', `${back.pathname}${back.search}`, {
+    orgId: null,
+    key: null,
+    headers: { cookie },
+  });
   await expectStatus(res, 302);
   return new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
 }

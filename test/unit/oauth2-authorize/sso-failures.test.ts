@@ -15,6 +15,8 @@ import { CREDENTIALS, opClient, type SsoLogin, startSsoLogin } from './sso-fixtu
  */
 let f: SsoLogin;
 let other: { orgId: string; key: string };
+/** The hosted login's redirect URIs of acme-off (this organization's) and acme-other (another's). */
+const hosted = { off: '', elsewhere: '' };
 
 beforeAll(async () => {
   f = await startSsoLogin();
@@ -29,6 +31,7 @@ beforeAll(async () => {
   });
   await expectStatus(off, 201);
   expect(off.json.result.enable_in_service_oidc_authz_server).toBe(false);
+  hosted.off = off.json.result.hosted_login_redirect_uri;
   const { organization, apiKey } = await f.s.service.ctx.orgs.create('Other');
   other = { orgId: organization.id, key: apiKey };
   const elsewhere = await f.s.call('POST', CREDENTIALS, {
@@ -44,6 +47,7 @@ beforeAll(async () => {
     },
   });
   await expectStatus(elsewhere, 201);
+  hosted.elsewhere = elsewhere.json.result.hosted_login_redirect_uri;
 });
 afterAll(async () => {
   await f?.stop();
@@ -541,10 +545,71 @@ describe('the provider round trip in the hosted login', () => {
     const a = await f.begin();
     const opened = await openLogin(a.url);
     const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
-    const elsewhere = await fetch(`${f.s.url}/sso/oidc/callback${back.search}`, { redirect: 'manual' });
+    const elsewhere = await fetch(`${f.signInCallbackUrl}${back.search}`, { redirect: 'manual' });
     await expectStatus(elsewhere, 400);
     expect((await elsewhere.json()).errors[0].message).toContain('no sign-in was started with this state');
     // Untouched by that attempt, the answer still finishes the login it was bound to.
+    const res = await f.callBack(back, opened.cookie);
+    await expectStatus(res, 303);
+    expect(new URL(res.headers.get('location')!).searchParams.get('state')).toBe(a.state);
+  }, 60_000);
+
+  for (const which of ['off', 'elsewhere'] as const)
+    it(`refuses the answer at another credential's redirect URI (${which === 'off' ? 'this' : 'another'} organization's), sending the code nowhere`, async () => {
+      f.op.state.decision = verified(`mix-${which}`);
+      const a = await f.begin();
+      const opened = await openLogin(a.url);
+      const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+      const seen = f.op.requests.length;
+      const res = await f.callBack(new URL(`${hosted[which]}${back.search}`), opened.cookie);
+      await expectStatus(res, 403);
+      const html = await res.text();
+      expect(html).toContain('came back to another SSO credential&#39;s redirect URI');
+      expect(html).not.toContain('name="csrf_token"');
+      expect(res.headers.get('location')).toBeNull();
+      expect(f.op.requests.slice(seen).filter((r) => r.url.startsWith('/token'))).toEqual([]);
+      expect(await failedWith('wrong_callback')).toBeDefined();
+      const person = await f.s.call(
+        'GET',
+        `/persons?handle=${encodeURIComponent(`email_address:mix-${which}@acme.example`)}`,
+      );
+      expect(person.json.result).toEqual([]);
+    }, 60_000);
+
+  for (const iss of ['missing', 'another issuer'] as const)
+    it(`answers the page again for an answer with ${iss === 'missing' ? 'no iss (the metadata says it sends one)' : 'the iss of another issuer'}, before any token request`, async () => {
+      f.op.state.decision = verified(`iss-${iss.length}`);
+      const a = await f.begin();
+      const opened = await openLogin(a.url);
+      const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+      if (iss === 'missing') back.searchParams.delete('iss');
+      else back.searchParams.set('iss', 'https://elsewhere.example');
+      const seen = f.op.requests.length;
+      const res = await f.callBack(back, opened.cookie);
+      await expectStatus(res, 400);
+      expect(messageOf(await res.text())).toBe(
+        'The answer did not come from the sign-in provider the sign-in was sent to.',
+      );
+      expect(f.op.requests.slice(seen).filter((r) => r.url.startsWith('/token'))).toEqual([]);
+      expect(await failedWith('issuer_mismatch')).toBeDefined();
+    }, 60_000);
+
+  it('answers the retired shared callback with an error page, leaving the answer to its own callback', async () => {
+    f.op.state.decision = verified('lou');
+    const a = await f.begin();
+    const opened = await openLogin(a.url);
+    const back = await f.atProvider((await f.pressButton(opened)).headers.get('location')!);
+    const seen = f.op.requests.length;
+    for (const method of ['GET', 'POST']) {
+      const retired = await fetch(`${f.s.url}/oauth2/authorize/sso/callback${back.search}`, {
+        method,
+        redirect: 'manual',
+        headers: { cookie: opened.cookie },
+      });
+      await expectStatus(retired, 410);
+      expect(await retired.text()).toContain('each SSO credential has a redirect URI of its own');
+    }
+    expect(f.op.requests.slice(seen).filter((r) => r.url.startsWith('/token'))).toEqual([]);
     const res = await f.callBack(back, opened.cookie);
     await expectStatus(res, 303);
     expect(new URL(res.headers.get('location')!).searchParams.get('state')).toBe(a.state);

@@ -36,8 +36,11 @@ export async function startSsoLogin(
     ...(o.env ? { env: o.env } : {}),
     ...(o.recordEvents !== undefined ? { recordEvents: o.recordEvents } : {}),
   });
-  const callbackUrl = `${s.url}/oauth2/authorize/sso/callback`;
-  const op = await startOidcOp({ ...opClient, redirectUri: callbackUrl });
+  // The retired shared callback: the provider allows the credential's own once it is created.
+  const op = await startOidcOp(
+    { ...opClient, redirectUri: `${s.url}/oauth2/authorize/sso/callback` },
+    { record: true },
+  );
   const client = await s.createClient({ redirect_uris: [redirectUri] });
   const made = await s.call('POST', CREDENTIALS, {
     body: {
@@ -50,6 +53,11 @@ export async function startSsoLogin(
     },
   });
   await expectStatus(made, 201);
+  /** The credential's own redirect URI in the hosted login, as its API shows it. */
+  const callbackUrl: string = made.json.result.hosted_login_redirect_uri;
+  /** The same credential's redirect URI for SSO sign-in (GET /sso/oidc/start). */
+  const signInCallbackUrl: string = made.json.result.redirect_uri;
+  op.allowRedirectUri(callbackUrl);
 
   /** The application's authorization request, as oauth4webapi's caller builds it. */
   async function begin(extra: Record<string, string> = {}) {
@@ -132,6 +140,7 @@ export async function startSsoLogin(
     client,
     redirectUri,
     callbackUrl,
+    signInCallbackUrl,
     landed,
     begin,
     redeem,

@@ -9,6 +9,9 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const create = (body: Record<string, unknown>) => t.call('POST', PATH, { body });
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const OWN_CALLBACK = new RegExp(`^https://ids\\.test/sso/oidc/callback/${UUID}$`);
+const OWN_HOSTED_CALLBACK = new RegExp(`^https://ids\\.test/oauth2/authorize/sso/callback/${UUID}$`);
 
 describe('SSO provider credentials', () => {
   it('creates with 201, reads back every field and the effective scopes, never the secret', async () => {
@@ -30,12 +33,41 @@ describe('SSO provider credentials', () => {
       enable_in_service_oidc_authz_server: true,
       options: { google: { authorize_scopes: ['https://www.googleapis.com/auth/calendar.readonly'] } },
       effective_scopes: ['https://www.googleapis.com/auth/calendar.readonly', 'openid', 'email', 'profile'],
+      redirect_uri: expect.stringMatching(OWN_CALLBACK),
+      hosted_login_redirect_uri: expect.stringMatching(OWN_HOSTED_CALLBACK),
     };
     expect(res.json.result).toEqual(expected);
+    const id = (uri: string) => uri.split('/').at(-1);
+    expect(id(res.json.result.hosted_login_redirect_uri)).toBe(id(res.json.result.redirect_uri));
     const got = await t.call('GET', `${PATH}/crud-google`);
     await expectStatus(got, 200);
     expect(got.json.result).toEqual(expected);
     expect(got.text).not.toContain('crud-google-secret');
+  });
+
+  it('gives each credential redirect URIs of its own: stable, and not shared by a same client ID elsewhere', async () => {
+    const body = { client_id: 'same-everywhere', client_secret: 's', provider: 'bitbucket' };
+    const mine = await create(body);
+    await expectStatus(mine, 201);
+    const theirs = await t.call('POST', PATH, { body, orgId: t.other.orgId, key: t.other.key });
+    await expectStatus(theirs, 201);
+    const other = await create({ ...body, client_id: 'another-one' });
+    await expectStatus(other, 201);
+    const uris = [mine, theirs, other].map((r) => r.json.result.redirect_uri);
+    expect(new Set(uris).size).toBe(3);
+    const changed = await t.call('PATCH', `${PATH}/same-everywhere`, { body: { label: 'renamed' } });
+    await expectStatus(changed, 200);
+    expect(changed.json.result.redirect_uri).toBe(uris[0]);
+    const listed = await t.call('GET', PATH);
+    await expectStatus(listed, 200);
+    expect(
+      listed.json.result.find((c: { client_id: string }) => c.client_id === 'same-everywhere').redirect_uri,
+    ).toBe(uris[0]);
+    const gone = await t.call('DELETE', `${PATH}/same-everywhere`, {
+      orgId: t.other.orgId,
+      key: t.other.key,
+    });
+    await expectStatus(gone, 200);
   });
 
   it('shows the defaults united with the always-requested scopes when none are configured', async () => {

@@ -25,6 +25,10 @@ const { privateKey, publicKey } = await generateKeyPair('RS256');
 const jwk = { ...(await exportJWK(publicKey)), kid: 'entra-key', alg: 'RS256', use: 'sig' };
 /** What the next token answer's ID token says: its iss tenant and tid, and the nonce it repeats. */
 const next = { issTenant: TENANT, tid: TENANT, nonce: '' };
+/** Whether the metadata says authorization responses carry `iss` (RFC 9207), as Entra's does not. */
+const metadata = { sendsIss: false };
+/** Token requests the server received. */
+let tokenRequests = 0;
 
 const server = createServer({ cert: testTls().certPem, key: testTls().keyPem }, async (req, res) => {
   const url = new URL(req.url ?? '/', base);
@@ -42,9 +46,11 @@ const server = createServer({ cert: testTls().certPem, key: testTls().keyPem }, 
       jwks_uri: `${base}/${tenant}/discovery/v2.0/keys`,
       id_token_signing_alg_values_supported: ['RS256'],
       response_types_supported: ['code'],
+      ...(metadata.sendsIss ? { authorization_response_iss_parameter_supported: true } : {}),
     });
   if (url.pathname.endsWith('/discovery/v2.0/keys')) return json({ keys: [jwk] });
   if (url.pathname.endsWith('/oauth2/v2.0/token')) {
+    tokenRequests++;
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk);
     const basic = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64');
@@ -105,15 +111,21 @@ afterAll(async () => {
   server.close();
 });
 
-/** Starts a sign-in, answers the callback as Entra would, and returns the fragment the app receives. */
-async function signIn(clientId = CLIENT) {
+/**
+ * Starts a sign-in, answers the callback as Entra would (with `iss` when given), and returns the
+ * fragment the app receives.
+ */
+async function signIn(clientId = CLIENT, iss?: string) {
   const q = new URLSearchParams({ client_id: clientId, redirect_uri: APP });
   const started = await t.call('GET', `/sso/oidc/start?${q}`, { key: null });
   await expectStatus(started, 302);
   const authorize = new URL(started.headers.get('location') ?? '');
   next.nonce = authorize.searchParams.get('nonce') ?? '';
   const back = new URLSearchParams({ code: 'entra-code', state: authorize.searchParams.get('state') ?? '' });
-  const res = await t.call('GET', `/sso/oidc/callback?${back}`, { orgId: null, key: null });
+  if (iss !== undefined) back.set('iss', iss);
+  const own = new URL(authorize.searchParams.get('redirect_uri') ?? '').pathname;
+  const cookie = (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const res = await t.call('GET', `${own}?${back}`, { orgId: null, key: null, headers: { cookie } });
   await expectStatus(res, 302);
   return new URLSearchParams(new URL(res.headers.get('location') ?? '').hash.slice(1));
 }
@@ -155,5 +167,71 @@ describe('Microsoft Entra ID through its multi-tenant `common` endpoint', () => 
     next.issTenant = OTHER_TENANT;
     next.tid = OTHER_TENANT;
     expect((await signIn(`${CLIENT}-single`)).get('token')).toBeNull();
+  });
+});
+
+describe("Entra's answer with `iss` (RFC 9207) through `common`", () => {
+  const tenantIssuer = () => `${base}/${TENANT}/v2.0`;
+
+  it("takes an iss of the token's tenant where the metadata publishes the template", async () => {
+    next.issTenant = TENANT;
+    next.tid = TENANT;
+    metadata.sendsIss = true;
+    try {
+      const fragment = await signIn(CLIENT, tenantIssuer());
+      expect(fragment.get('error_description')).toBeNull();
+      expect(fragment.get('token')).toBeTruthy();
+    } finally {
+      metadata.sendsIss = false;
+    }
+  });
+
+  it('refuses an answer without iss when the metadata says it sends one, before any token request', async () => {
+    // A fresh service: the discovery cache of the one above has the metadata without the flag.
+    const fresh = await startRecordingIdentityService({ extra: [sso({ providers: [entra] }), ssoSignIn()] });
+    const before = tokenRequests;
+    metadata.sendsIss = true;
+    const saved = t;
+    try {
+      t = fresh;
+      await expectStatus(
+        await t.call('POST', '/organizations/sso/oidc/provider-credentials', {
+          body: { provider: 'azuread', client_id: CLIENT, client_secret: 's', options: { azuread: {} } },
+        }),
+        201,
+      );
+      await expectStatus(
+        await t.call('PUT', '/organizations/sso/redirect-uris', { body: { redirect_uris: [APP] } }),
+        200,
+      );
+      const fragment = await signIn(CLIENT);
+      expect(fragment.get('token')).toBeNull();
+      expect(fragment.get('error_description')).toContain('has no iss');
+      expect(tokenRequests).toBe(before);
+      const reasons = () =>
+        fresh.events
+          .filter((e) => e.event_metadata.event_name === 'AuthenticationFailed_v1')
+          .map((e) => e.failure_reason);
+      const deadline = Date.now() + 5000;
+      while (!reasons().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(reasons()).toEqual(['issuer_mismatch']);
+    } finally {
+      t = saved;
+      metadata.sendsIss = false;
+      await fresh.stop();
+    }
+  });
+
+  it('refuses an iss of another host, and one of another tenant than the ID token', async () => {
+    next.issTenant = TENANT;
+    next.tid = TENANT;
+    const before = tokenRequests;
+    const elsewhere = await signIn(CLIENT, `https://attacker.example/${TENANT}/v2.0`);
+    expect(elsewhere.get('token')).toBeNull();
+    expect(elsewhere.get('error_description')).toContain('not from this credential');
+    expect(tokenRequests).toBe(before);
+    const otherTenant = await signIn(CLIENT, `${base}/${OTHER_TENANT}/v2.0`);
+    expect(otherTenant.get('token')).toBeNull();
+    expect(otherTenant.get('error_description')).toContain("is not the ID token's issuer");
   });
 });

@@ -125,9 +125,17 @@ async function startService(env: Env = {}) {
   async function signIn(clientId: string) {
     const started = await start(clientId);
     await expectStatus(started, 302);
-    const state = new URL(started.headers.get('location') ?? '').searchParams.get('state') ?? '';
+    const authorize = new URL(started.headers.get('location') ?? '');
+    const state = authorize.searchParams.get('state') ?? '';
+    // The credential's own callback, as the provider would send the browser back to it, in that browser.
+    const callback = new URL(authorize.searchParams.get('redirect_uri') ?? '');
     const back = new URLSearchParams({ code: 'a-code', state });
-    const res = await t.call('GET', `/sso/oidc/callback?${back}`, { orgId: null, key: null });
+    const cookie = (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const res = await t.call('GET', `${callback.pathname}?${back}`, {
+      orgId: null,
+      key: null,
+      headers: { cookie },
+    });
     await expectStatus(res, 302);
     return new URLSearchParams(new URL(res.headers.get('location') ?? '').hash.slice(1));
   }

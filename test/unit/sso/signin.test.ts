@@ -7,13 +7,15 @@ import { expectStatus } from '../../helpers/expect-status.ts';
 import { startRecordingIdentityService } from '../../helpers/identity-recorder.ts';
 import { browseTo, startOidcOp } from '../../helpers/oidc-op.ts';
 
-const CALLBACK = 'https://ids.test/sso/oidc/callback';
 const APP = 'https://app.example/signed-in';
 const client = {
   clientId: 'acme-app',
   clientSecret: 'a-client-secret-of-the-loopback-op',
-  redirectUri: CALLBACK,
+  // The retired shared callback: the provider allows the credential's own once it is created.
+  redirectUri: 'https://ids.test/sso/oidc/callback',
 };
+/** The credential's own redirect URI, as its API shows it. */
+let CALLBACK = '';
 
 const acme = oidcProvider({ id: 'acme', displayName: 'Acme' });
 let t: Awaited<ReturnType<typeof startRecordingIdentityService>>;
@@ -32,6 +34,8 @@ beforeAll(async () => {
   });
   await expectStatus(credential, 201);
   expect(credential.json.result.effective_scopes).toEqual(['email', 'openid']);
+  CALLBACK = credential.json.result.redirect_uri;
+  op.allowRedirectUri(CALLBACK);
   await expectStatus(
     await t.call('PUT', '/organizations/sso/redirect-uris', { body: { redirect_uris: [APP] } }),
     200,
@@ -49,6 +53,13 @@ async function start(o: { redirectUri?: string; state?: string } = {}) {
   return t.call('GET', `/sso/oidc/start?${q}`, { key: null });
 }
 
+/** The cookie GET /sso/oidc/start gave the browser, as the browser sends it back. */
+const cookieOf = (started: { headers: Headers }) => (started.headers.get('set-cookie') ?? '').split(';')[0]!;
+
+/** The callback as the browser that started the sign-in calls it (its cookie). */
+const callBack = (back: URL, cookie: string) =>
+  t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null, headers: { cookie } });
+
 /** Starts, goes through the provider, and calls the callback; the callback's answer and its URL. */
 async function signIn(decision: Parameters<typeof setDecision>[0], before?: () => Promise<void> | void) {
   setDecision(decision);
@@ -56,10 +67,12 @@ async function signIn(decision: Parameters<typeof setDecision>[0], before?: () =
   await expectStatus(started, 302);
   const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
   await before?.();
-  const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+  const cookie = cookieOf(started);
+  const res = await callBack(back, cookie);
   return {
     res,
     back,
+    cookie,
     fragment: new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1)),
   };
 }
@@ -127,10 +140,7 @@ describe('SSO sign-in through the generic OIDC provider', () => {
   it('refuses a replayed state with AuthenticationFailed_v1', async () => {
     const first = await signIn(alice);
     expect(first.fragment.get('token')).toBeTruthy();
-    const again = await t.call('GET', `${first.back.pathname}${first.back.search}`, {
-      orgId: null,
-      key: null,
-    });
+    const again = await callBack(first.back, first.cookie);
     await expectStatus(again, 302);
     const fragment = new URLSearchParams(new URL(again.headers.get('location') ?? '').hash.slice(1));
     expect(fragment.get('error')).toBe('invalid_request');
@@ -139,9 +149,10 @@ describe('SSO sign-in through the generic OIDC provider', () => {
   });
 
   it('answers 400 to a state it never issued, and says a missing state is required', async () => {
-    const res = await t.call('GET', '/sso/oidc/callback?state=forged&code=x', { orgId: null, key: null });
+    const own = new URL(CALLBACK).pathname;
+    const res = await t.call('GET', `${own}?state=forged&code=x`, { orgId: null, key: null });
     await expectStatus(res, 400);
-    const none = await t.call('GET', '/sso/oidc/callback?code=x', { orgId: null, key: null });
+    const none = await t.call('GET', `${own}?code=x`, { orgId: null, key: null });
     await expectStatus(none, 400);
     expect(none.json.errors[0].message).toBe('query.state: is required');
   });
@@ -151,7 +162,7 @@ describe('SSO sign-in through the generic OIDC provider', () => {
     const started = await start({ state: 'app-state-1' });
     const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
     back.searchParams.delete('code');
-    const res = await t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null });
+    const res = await callBack(back, cookieOf(started));
     await expectStatus(res, 302);
     const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
     expect(fragment.get('error')).toBe('invalid_request');
@@ -255,11 +266,12 @@ describe('SSO sign-in through the generic OIDC provider', () => {
       for (const state of ['fay-1', 'fay-2']) {
         const started = await start({ state });
         await expectStatus(started, 302);
-        backs.push(await browseTo(started.headers.get('location') ?? '', CALLBACK));
+        backs.push({
+          back: await browseTo(started.headers.get('location') ?? '', CALLBACK),
+          cookie: cookieOf(started),
+        });
       }
-      const answers = await Promise.all(
-        backs.map((back) => t.call('GET', `${back.pathname}${back.search}`, { orgId: null, key: null })),
-      );
+      const answers = await Promise.all(backs.map(({ back, cookie }) => callBack(back, cookie)));
       const fragments = answers.map(
         (res) => new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1)),
       );
@@ -338,7 +350,7 @@ describe('a provider that posts its answer (form_post, as Sign in with Apple doe
     const started = await start({ state: 'app-state-posted' });
     await expectStatus(started, 302);
     const back = await browseTo(started.headers.get('location') ?? '', CALLBACK);
-    const posted = await t.call('POST', '/sso/oidc/callback', {
+    const posted = await t.call('POST', new URL(CALLBACK).pathname, {
       orgId: null,
       key: null,
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: op.issuer },
@@ -350,7 +362,7 @@ describe('a provider that posts its answer (form_post, as Sign in with Apple doe
     expect([...onward.searchParams].sort()).toEqual([...back.searchParams].sort());
     expect(posted.headers.get('cache-control')).toBe('no-store');
 
-    const res = await t.call('GET', `${onward.pathname}${onward.search}`, { orgId: null, key: null });
+    const res = await callBack(onward, cookieOf(started));
     await expectStatus(res, 302);
     const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? APP).hash.slice(1));
     expect(fragment.get('state')).toBe('app-state-posted');
@@ -358,7 +370,11 @@ describe('a provider that posts its answer (form_post, as Sign in with Apple doe
   });
 
   it('refuses a posted body that is not a form with a 400 envelope', async () => {
-    const res = await t.call('POST', '/sso/oidc/callback', { orgId: null, key: null, body: { code: 'x' } });
+    const res = await t.call('POST', new URL(CALLBACK).pathname, {
+      orgId: null,
+      key: null,
+      body: { code: 'x' },
+    });
     await expectStatus(res, 400);
     expect(res.json.errors[0].message).toContain('application/x-www-form-urlencoded');
   });

@@ -2,5 +2,6 @@
 import type { MigrationSet } from '../../../../core/ports/storage.ts';
 import m0 from './0001_sso_signin_init.json' with { type: 'json' };
 import m1 from './0002_sso_signin_binding.json' with { type: 'json' };
+import m2 from './0003_sso_signin_browser.json' with { type: 'json' };
 
-export const migrations: MigrationSet = { name: 'sso-signin', migrations: [m0, m1] };
+export const migrations: MigrationSet = { name: 'sso-signin', migrations: [m0, m1, m2] };
