@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { GuardedFetchError } from '../../core/ports/outbound-requests.ts';
+import { expectStatus } from '../helpers/expect-status.ts';
 import { type HttpsReceiver, startHttpsReceiver, testTls } from '../helpers/tls.ts';
 
 /** The options a guarded-fetch case varies. */
@@ -79,7 +80,7 @@ export function guardedFetchContract(name: string, makeHarness: () => Promise<Gu
 
     it("GETs with the caller's headers and gives back the status, header fields and body", async () => {
       const res = await fetch(receiver.url('/who'), { headers: { authorization: 'Bearer t' } });
-      expect(res.status).toBe(200);
+      await expectStatus(res, 200);
       expect(res.headers.get('content-type')).toContain('application/json');
       expect(await res.json()).toEqual({
         method: 'GET',
@@ -103,7 +104,7 @@ export function guardedFetchContract(name: string, makeHarness: () => Promise<Gu
     it('gives a redirect back as it is and follows none', async () => {
       receiver.requests.length = 0;
       const res = await fetch(receiver.url('/moved'));
-      expect(res.status).toBe(302);
+      await expectStatus(res, 302);
       expect(res.headers.get('location')).toBe('/elsewhere');
       expect(receiver.requests.map((r) => r.path)).toEqual(['/moved']);
     });
