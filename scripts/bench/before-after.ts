@@ -26,7 +26,7 @@ const before = git('rev-parse', '--short', ref);
 const after = `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' (with uncommitted changes)' : ''}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-before-'));
-git('worktree', 'add', '--detach', dir, ref);
+git('worktree', 'add', '--quiet', '--detach', dir, ref);
 try {
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   for (let turn = 1; turn <= turns; turn++)
