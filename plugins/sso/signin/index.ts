@@ -7,11 +7,11 @@ import { envInteger } from '../../../core/contract/settings.ts';
 import { browserBinding } from '../../../core/http/browser-binding.ts';
 import { requestContextReader } from '../../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../../core/plugin.ts';
+import { signInRoutes } from './api/routes.ts';
 import { createSsoAuthenticator } from './authenticator.ts';
 import { createSignInFlow } from './flow.ts';
 import { migrations } from './migrations/index.ts';
 import { createProviderClient } from './provider-client.ts';
-import { signInRoutes } from './routes.ts';
 import { createSignInStore } from './store.ts';
 
 export { SsoSignInErrors } from './errors.ts';

@@ -1,24 +1,24 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc } from '../../core/http/openapi-docs.ts';
-import { NoQuery } from '../../core/http/validation.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
-import { resolveAliases } from './aliases.ts';
-import { SsoErrors } from './errors.ts';
-import { checkOptions } from './options.ts';
-import { credentialJson } from './present.ts';
+import { consistentWrite } from '../../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../../core/http/object-body.ts';
+import { consistencyHeaders, errorDoc } from '../../../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../../../core/http/validation.ts';
+import type { ServiceContext } from '../../../../core/plugin.ts';
+import type { SsoProvider } from '../../../../core/sso/define-provider.ts';
+import { SsoErrors } from '../../errors.ts';
 import {
   ClientIdParams,
   CredentialCreateSchema,
   CredentialPatchSchema,
   CredentialSchema,
   ListQuery,
-} from './schema.ts';
-import type { CredentialStore } from './store.ts';
+} from '../../schema.ts';
+import { checkOptions } from '../options.ts';
+import type { CredentialStore } from '../store.ts';
+import { resolveAliases } from './aliases.ts';
+import { credentialJson } from './to-response.ts';
 
 const TAG = 'Organization SSO config';
 const PATH = '/organizations/sso/oidc/provider-credentials';
