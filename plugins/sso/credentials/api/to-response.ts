@@ -8,7 +8,11 @@ import type { SsoCredentialRow } from '../../schema.ts';
 import { effectiveScopes } from '../scopes.ts';
 
 /** A credential as the API shows it: never the client secret nor a write-only option. */
-export function credentialJson(row: SsoCredentialRow, provider: SsoProvider | undefined, baseUrl: string) {
+export function toCredentialResponse(
+  row: SsoCredentialRow,
+  provider: SsoProvider | undefined,
+  baseUrl: string,
+) {
   const own: Record<string, unknown> = { ...row.options };
   if (row.authorizeScopes) own.authorize_scopes = row.authorizeScopes;
   return {
