@@ -1,3 +1,11 @@
+/*
+ * Everything SSO, in one folder:
+ * - credentials/  the organizations' provider credentials: api/ (routes, responses), store, sealing;
+ * - providers/    one file per built-in provider, made with defineSsoProvider (core/sso);
+ * - signin/       the sso-signin plugin: GET /sso/oidc/start and callback, the provider round trip;
+ * - hosted-login/ the SSO buttons of the authorization endpoint's page (hostedLoginSso, from signin/).
+ * This file is the sso plugin (credentials); ssoSignIn() is re-exported from signin/.
+ */
 import { ssoCredentials } from '../../core/capabilities/sso-credentials.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { SsoProvider } from '../../core/sso/define-provider.ts';

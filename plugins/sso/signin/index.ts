@@ -29,10 +29,10 @@ const settings = v.object({
 
 /**
  * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback/{callback_id} (each
- * credential's own redirect URI; the start's browser only) and the
- * organization's allowed redirect URIs; provides ssoAuthenticator, the same provider round trip for another
- * sign-in surface, and hostedLoginSso, the SSO buttons of the authorization endpoint's hosted login. Requires ssoCredentials (sso plugin), personDirectory (persons)
- * and tokenIssuer (tokens).
+ * credential's own redirect URI; the start's browser only) and the organization's allowed redirect
+ * URIs. Provides ssoAuthenticator, the same provider round trip for another sign-in surface, and
+ * hostedLoginSso, the SSO buttons of the authorization endpoint's hosted login (../hosted-login/).
+ * Requires ssoCredentials (sso plugin), personDirectory (persons) and tokenIssuer (tokens).
  *
  * @example defineService({ plugins: [persons(), tokens(), sso(), ssoSignIn()] })
  */
