@@ -1,8 +1,8 @@
 import * as v from 'valibot';
+import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
-import { ssoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
@@ -59,7 +59,7 @@ function checked(name: string, value: number, min: number, max: number): number 
  * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
  * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
- * With ssoAuthenticator (the sso-signin plugin) the page offers the organization's SSO credentials enabled
+ * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
  *
  * @example defineService({ plugins: [persons(), tokens(), password(), oauth2(), oauth2Authorize()] })
@@ -123,7 +123,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           events: ctx.events,
           clock,
           baseUrl,
-          sso: () => ctx.capability(ssoAuthenticator),
+          sso: () => ctx.capability(hostedLoginSso),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),

@@ -1,4 +1,5 @@
-import type { SsoAuthenticator, SsoChoice } from '../../core/capabilities/sso-authenticator.ts';
+import type { HostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
+import type { SsoChoice } from '../../core/capabilities/sso-authenticator.ts';
 import type { PageSources } from '../../core/http/hosted-page.ts';
 import { redirectTo } from './authorize-request.ts';
 import { headOf, lookOf } from './look.ts';
@@ -31,7 +32,7 @@ export function createLoginAnswers(deps: {
   /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
   baseUrl: string;
   /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
-  sso: () => SsoAuthenticator | undefined;
+  sso: () => HostedLoginSso | undefined;
 }) {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;

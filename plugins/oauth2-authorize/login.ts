@@ -1,21 +1,20 @@
-import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
+import type { HostedLogin, HostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
+import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type { PasswordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import type { HandleType, PersonDirectory, PersonHandle } from '../../core/capabilities/person-directory.ts';
-import type { SsoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
 import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import type { EventPublisher } from '../../core/events/types.ts';
 import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../core/sso/redirect-uris.ts';
 import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
 import { AuthorizeErrors } from './errors.ts';
 import { createLoginAnswers, type LoginAnswer } from './login-answer.ts';
 import { clientOfLogin } from './login-client.ts';
 import { createLoginFinish, type SignedIn } from './login-finish.ts';
 import { handleTypesOf } from './look.ts';
-import { createSsoLogin } from './sso-login.ts';
 import type { CodeStore } from './store/codes.ts';
+import { digest } from './store/digest.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
 
 export interface LoginDeps {
@@ -30,7 +29,7 @@ export interface LoginDeps {
   /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
   baseUrl: string;
   /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
-  sso: () => SsoAuthenticator | undefined;
+  sso: () => HostedLoginSso | undefined;
 }
 
 /**
@@ -67,16 +66,35 @@ export function createLogin(deps: LoginDeps) {
     answer,
   });
 
-  const sso = createSsoLogin({
-    server: deps.server,
-    logins,
-    authenticator: deps.sso,
-    callbackUrl: (callbackId) => credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, callbackId),
-    page,
-    answer,
-    mint,
-    grant,
-  });
+  /** What the SSO buttons (the hostedLoginSso capability) borrow from the login. */
+  const parts: HostedLogin<PendingLogin, OAuthClient, LoginAnswer> = {
+    digest,
+    open: async (loginHash, browserHash, why) =>
+      openLoginOf(await logins.findHashed(loginHash), browserHash, why),
+    organization: (login) => login.orgId,
+    async client(login) {
+      const client = await clientOfLogin(deps.server, login, answer);
+      return 'clientId' in client ? { ok: true, client } : { ok: false, answer: client };
+    },
+    request: (loginHash) => logins.requestOfHashed(loginHash),
+    finish: (loginHash) => logins.finishHashed(loginHash),
+    retry: (login, client, csrfToken, error) =>
+      page(400, login, { clientName: client.name, ui: client.ui, csrfToken, error }),
+    async reopen(login, client, browser, error) {
+      const loginId = randomSecret('');
+      await logins.open(loginId, browser, login);
+      return page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
+    },
+    async signIn(login, client, who, rc) {
+      const minted = await mint(login, client, who, rc);
+      return minted.ok ? { ok: true, answer: await grant(login, client, minted, rc) } : minted;
+    },
+    refuse: (login, error, description) =>
+      answer(login.redirectUri, { error, error_description: description, state: login.state }),
+    redirect: (location) => ({ kind: 'redirect', location }),
+    notFound: (message) => AuthorizeErrors.LOGIN_NOT_FOUND(message),
+    forbidden: (message) => AuthorizeErrors.LOGIN_FORBIDDEN(message),
+  };
 
   return {
     /** The client's redirect for a refused authorization request. */
@@ -112,7 +130,9 @@ export function createLogin(deps: LoginDeps) {
       if (request.idp !== undefined) {
         // Direct selection: straight to the provider, or the page saying why not (never a redirect).
         const chosen = choices.find((c) => c.clientId === request.idp);
-        const started = chosen ? await sso.begin(login.orgId, loginId, chosen.clientId) : undefined;
+        const sso = deps.sso();
+        const started =
+          chosen && sso ? await sso.begin(parts, login.orgId, loginId, chosen.clientId) : undefined;
         if (started?.ok) return { kind: 'redirect', location: started.url };
         return page(
           400,
@@ -193,7 +213,32 @@ export function createLogin(deps: LoginDeps) {
       return grant(login, client, minted, rc);
     },
 
-    ...sso,
+    /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */
+    async choose(form: { csrfToken: string; credential: string }, browser: string | undefined) {
+      const sso = deps.sso();
+      if (sso) return sso.choose(parts, form, browser);
+      // Without SSO sign-in no button is offered: a hand-made one finds its login, and no provider.
+      const login = await parts.open(await digest(form.csrfToken), browser && (await digest(browser)), {
+        unknown: 'this sign-in was never started here',
+        otherBrowser:
+          'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
+      });
+      const client = await parts.client(login);
+      if (!client.ok) return client.answer;
+      return parts.retry(login, client.client, form.csrfToken, 'This sign-in provider is not offered here.');
+    },
+
+    /** GET /oauth2/authorize/sso/callback/{callback_id}: a provider's answer, for the SSO buttons. */
+    async callback(
+      params: URLSearchParams,
+      callbackId: string,
+      browser: string | undefined,
+      rc: RequestContext,
+    ) {
+      const sso = deps.sso();
+      if (!sso) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
+      return sso.callback(parts, params, callbackId, browser, rc);
+    },
   };
 }
 

@@ -1,18 +1,26 @@
+/*
+ * Everything SSO, in one folder:
+ * - credentials/  the organizations' provider credentials: api/ (routes, responses), store, sealing;
+ * - providers/    one file per built-in provider, made with defineSsoProvider (core/sso);
+ * - signin/       the sso-signin plugin: GET /sso/oidc/start and callback, the provider round trip;
+ * - hosted-login/ the SSO buttons of the authorization endpoint's page (hostedLoginSso, from signin/).
+ * This file is the sso plugin (credentials); ssoSignIn() is re-exported from signin/.
+ */
 import { ssoCredentials } from '../../core/capabilities/sso-credentials.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import type { SsoProvider } from '../../core/sso/define-provider.ts';
-import { createSsoCredentials } from './capability.ts';
+import { credentialRoutes } from './credentials/api/routes.ts';
+import { createSsoCredentials } from './credentials/capability.ts';
+import { createCredentialSealer, ssoSealed } from './credentials/sealing.ts';
+import { createCredentialStore } from './credentials/store.ts';
 import { migrations } from './migrations/index.ts';
 import { builtInProviders } from './providers/index.ts';
-import { credentialRoutes } from './routes.ts';
-import { createCredentialSealer, ssoSealed } from './sealing.ts';
-import { createCredentialStore } from './store.ts';
 
-export { buildAuthorizationUrl } from './authorization-url.ts';
+export { effectiveScopes } from './credentials/scopes.ts';
 export { SsoErrors } from './errors.ts';
 export { builtInProviders } from './providers/index.ts';
 export { oidcProvider } from './providers/oidc.ts';
-export { effectiveScopes } from './scopes.ts';
+export { buildAuthorizationUrl } from './signin/authorization-url.ts';
 export { ssoSignIn } from './signin/index.ts';
 
 /** Options of the sso plugin. */

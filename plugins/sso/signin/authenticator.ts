@@ -32,14 +32,14 @@ export function createSsoAuthenticator(deps: {
    * write-only options fails its schema on the public part alone; no endpoint depends on a write-only
    * option, so the stored public options (checked when written) serve as they are.
    */
-  async function originOf(
+  async function discoverOrigin(
     provider: SsoProvider<string, unknown>,
     stored: Readonly<Record<string, unknown>>,
   ): Promise<string | undefined> {
     const parsed = v.safeParse(provider.options, stored);
     const options = parsed.success ? parsed.output : stored;
     try {
-      const server = await client.serverOf(provider, options, clock.now());
+      const server = await client.discoverServer(provider, options, clock.now());
       const endpoint = server.as.authorization_endpoint;
       return endpoint ? new URL(endpoint).origin : undefined;
     } catch {
@@ -56,7 +56,7 @@ export function createSsoAuthenticator(deps: {
           const provider = credentials.provider(c.provider);
           if (!provider) return [];
           return [
-            originOf(provider, c.options).then((origin) => ({
+            discoverOrigin(provider, c.options).then((origin) => ({
               clientId: c.clientId,
               name: c.label || provider.displayName,
               provider: c.provider,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { hostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
 import { personDirectory } from '../../../core/capabilities/person-directory.ts';
 import { ssoAuthenticator } from '../../../core/capabilities/sso-authenticator.ts';
 import { ssoCredentials } from '../../../core/capabilities/sso-credentials.ts';
@@ -7,11 +8,12 @@ import { envInteger } from '../../../core/contract/settings.ts';
 import { browserBinding } from '../../../core/http/browser-binding.ts';
 import { requestContextReader } from '../../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../../core/plugin.ts';
+import { createHostedLoginSso } from '../hosted-login/buttons.ts';
+import { signInRoutes } from './api/routes.ts';
 import { createSsoAuthenticator } from './authenticator.ts';
 import { createSignInFlow } from './flow.ts';
 import { migrations } from './migrations/index.ts';
 import { createProviderClient } from './provider-client.ts';
-import { signInRoutes } from './routes.ts';
 import { createSignInStore } from './store.ts';
 
 export { SsoSignInErrors } from './errors.ts';
@@ -27,10 +29,10 @@ const settings = v.object({
 
 /**
  * Sign-in with a stored SSO credential: GET /sso/oidc/start, GET /sso/oidc/callback/{callback_id} (each
- * credential's own redirect URI; the start's browser only) and the
- * organization's allowed redirect URIs; provides ssoAuthenticator, the same provider round trip for the
- * hosted login of the authorization endpoint. Requires ssoCredentials (sso plugin), personDirectory (persons)
- * and tokenIssuer (tokens).
+ * credential's own redirect URI; the start's browser only) and the organization's allowed redirect
+ * URIs. Provides ssoAuthenticator, the same provider round trip for another sign-in surface, and
+ * hostedLoginSso, the SSO buttons of the authorization endpoint's hosted login (../hosted-login/).
+ * Requires ssoCredentials (sso plugin), personDirectory (persons) and tokenIssuer (tokens).
  *
  * @example defineService({ plugins: [persons(), tokens(), sso(), ssoSignIn()] })
  */
@@ -43,7 +45,7 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
     migrations,
     settings,
     requires: { credentials: ssoCredentials, directory: personDirectory, issuer: tokenIssuer },
-    provides: { authenticator: ssoAuthenticator },
+    provides: { authenticator: ssoAuthenticator, hostedLogin: hostedLoginSso },
     emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { credentials, directory, issuer }) {
       const stateTtlMs = (ctx.settings.SSO_SIGNIN_STATE_TTL_SECONDS ?? ttl) * 1000;
@@ -64,6 +66,7 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
         name: 'sso_browser',
         maxAgeSeconds: stateTtlMs / 1000,
       });
+      const authenticator = createSsoAuthenticator({ credentials, flow, client, clock: ctx.clock });
       return {
         routes: signInRoutes(ctx, {
           flow,
@@ -71,7 +74,10 @@ export const ssoSignIn = (options: SsoSignInOptions = {}) => {
           browser,
           readContext: requestContextReader(ctx.headers),
         }),
-        provide: { authenticator: createSsoAuthenticator({ credentials, flow, client, clock: ctx.clock }) },
+        provide: {
+          authenticator,
+          hostedLogin: createHostedLoginSso({ authenticator, baseUrl: ctx.config.publicBaseUrl }),
+        },
       };
     },
   });

@@ -62,7 +62,11 @@ export function createProviderClient(fetch: GuardedFetch) {
     fetch,
 
     /** The provider's server for a credential's options: discovered (cached ten minutes) or as given. */
-    async serverOf<O>(provider: SsoProvider<string, O>, options: O, now: number): Promise<ProviderServer> {
+    async discoverServer<O>(
+      provider: SsoProvider<string, O>,
+      options: O,
+      now: number,
+    ): Promise<ProviderServer> {
       const ep = provider.endpoints;
       if ('issuer' in ep) {
         const issuer = resolve(ep.issuer, options);

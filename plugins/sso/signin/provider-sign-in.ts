@@ -47,7 +47,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
     return { credential, provider, options: parsed.output };
   }
 
-  async function secretOf<O>(p: SsoProvider<string, O>, c: OpenedSsoCredential, options: O) {
+  async function makeClientSecret<O>(p: SsoProvider<string, O>, c: OpenedSsoCredential, options: O) {
     const context = {
       clientId: c.clientId,
       clientSecret: c.clientSecret,
@@ -60,7 +60,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
   /** The provider's authorization URL, after recording state, nonce and verifier with `record`. */
   async function begin(orgId: string, clientId: string, record: BeginRecord) {
     const { credential, provider, options } = await opened(orgId, clientId);
-    const server = await client.serverOf(provider, options, clock.now()).catch((e) => {
+    const server = await client.discoverServer(provider, options, clock.now()).catch((e) => {
       throw SsoSignInErrors.PROVIDER_ERROR(e instanceof Error ? e.message : String(e));
     });
     const state = oauth.generateRandomState();
@@ -120,8 +120,8 @@ export function createProviderSignIn(deps: ProviderSignInDeps) {
         "this sign-in was started before the credential's own redirect URI; start it again",
       );
     try {
-      const server = await client.serverOf(provider, options, clock.now());
-      const { context, secret } = await secretOf(provider, credential, options);
+      const server = await client.discoverServer(provider, options, clock.now());
+      const { context, secret } = await makeClientSecret(provider, credential, options);
       const tokens = await client.exchange(server, {
         clientId: credential.clientId,
         clientSecret: secret,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'bun:test';
 import * as v from 'valibot';
 import type { SsoProvider } from '../../../core/sso/define-provider.ts';
-import { buildAuthorizationUrl, issuerOf } from '../../../plugins/sso/authorization-url.ts';
+import { effectiveScopes } from '../../../plugins/sso/credentials/scopes.ts';
 import { builtInProviders } from '../../../plugins/sso/providers/index.ts';
-import { effectiveScopes } from '../../../plugins/sso/scopes.ts';
+import { buildAuthorizationUrl, issuerOf } from '../../../plugins/sso/signin/authorization-url.ts';
 import { appleOptions } from './fixture.ts';
 
 const apple = await appleOptions();

@@ -1,17 +1,23 @@
 import { Elysia } from 'elysia';
-import { type BrowserBinding, browserDigest } from '../../../core/http/browser-binding.ts';
-import { consistentWrite } from '../../../core/http/consistency.ts';
-import { errorResponses, ok } from '../../../core/http/envelope.ts';
-import { formPostParams, formPostRedirect } from '../../../core/http/form-post-callback.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
-import type { RequestContext } from '../../../core/http/sign-in-context.ts';
-import type { ServiceContext } from '../../../core/plugin.ts';
-import { credentialRedirectUri, SIGN_IN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
-import { SsoSignInErrors } from './errors.ts';
-import type { SignInFlow } from './flow.ts';
-import { isSecureUrl } from './loopback.ts';
-import { CallbackParams, CallbackQuery, RedirectUrisBody, RedirectUrisResult, StartQuery } from './schema.ts';
-import type { SignInStore } from './store.ts';
+import { type BrowserBinding, browserDigest } from '../../../../core/http/browser-binding.ts';
+import { consistentWrite } from '../../../../core/http/consistency.ts';
+import { errorResponses, ok } from '../../../../core/http/envelope.ts';
+import { formPostParams, formPostRedirect } from '../../../../core/http/form-post-callback.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../../core/http/openapi-docs.ts';
+import type { RequestContext } from '../../../../core/http/sign-in-context.ts';
+import type { ServiceContext } from '../../../../core/plugin.ts';
+import { credentialRedirectUri, SIGN_IN_CALLBACK_PATH } from '../../../../core/sso/redirect-uris.ts';
+import { SsoSignInErrors } from '../errors.ts';
+import type { SignInFlow } from '../flow.ts';
+import { isSecureUrl } from '../loopback.ts';
+import {
+  CallbackParams,
+  CallbackQuery,
+  RedirectUrisBody,
+  RedirectUrisResult,
+  StartQuery,
+} from '../schema.ts';
+import type { SignInStore } from '../store.ts';
 
 const TAGS = ['SSO sign-in'];
 

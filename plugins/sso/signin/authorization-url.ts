@@ -1,4 +1,4 @@
-import type { FromOptions, SsoProvider } from '../../core/sso/define-provider.ts';
+import type { FromOptions, SsoProvider } from '../../../core/sso/define-provider.ts';
 
 /** A URL given by a provider, as a string or made from the credential's options. */
 export const resolveUrl = <O>(url: FromOptions<O>, options: O): string =>

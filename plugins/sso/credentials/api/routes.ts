@@ -1,24 +1,24 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc } from '../../core/http/openapi-docs.ts';
-import { NoQuery } from '../../core/http/validation.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
-import { resolveAliases } from './aliases.ts';
-import { SsoErrors } from './errors.ts';
-import { checkOptions } from './options.ts';
-import { credentialJson } from './present.ts';
+import { consistentWrite } from '../../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../../core/http/object-body.ts';
+import { consistencyHeaders, errorDoc } from '../../../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../../../core/http/validation.ts';
+import type { ServiceContext } from '../../../../core/plugin.ts';
+import type { SsoProvider } from '../../../../core/sso/define-provider.ts';
+import { SsoErrors } from '../../errors.ts';
 import {
   ClientIdParams,
   CredentialCreateSchema,
   CredentialPatchSchema,
   CredentialSchema,
   ListQuery,
-} from './schema.ts';
-import type { CredentialStore } from './store.ts';
+} from '../../schema.ts';
+import { checkOptions } from '../options.ts';
+import type { CredentialStore } from '../store.ts';
+import { resolveAliases } from './aliases.ts';
+import { toCredentialResponse } from './to-response.ts';
 
 const TAG = 'Organization SSO config';
 const PATH = '/organizations/sso/oidc/provider-credentials';
@@ -31,13 +31,13 @@ export function credentialRoutes(
   providers: Map<string, SsoProvider>,
 ) {
   const ids = [...providers.keys()];
-  const providerOf = (field: string, id: string) => {
+  const requireProvider = (field: string, id: string) => {
     const provider = providers.get(id);
     if (!provider) throw SsoErrors.UNKNOWN_PROVIDER(field, id, ids);
     return provider;
   };
-  const present = (row: Parameters<typeof credentialJson>[0]) =>
-    credentialJson(row, providers.get(row.provider), ctx.config.publicBaseUrl);
+  const respond = (row: Parameters<typeof toCredentialResponse>[0]) =>
+    toCredentialResponse(row, providers.get(row.provider), ctx.config.publicBaseUrl);
   const write = { ...errorResponses, ...writeErrorResponses, 409: errorResponses[400] };
 
   return new Elysia()
@@ -45,7 +45,7 @@ export function credentialRoutes(
     .post(
       PATH,
       async ({ org, body, request, set }) => {
-        const provider = providerOf('body.provider', body.provider);
+        const provider = requireProvider('body.provider', body.provider);
         const options = (await checkOptions(provider, ids, body.options))!;
         const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await consistentWrite(request, ctx.headers, () =>
@@ -60,7 +60,7 @@ export function credentialRoutes(
           }),
         );
         set.status = 201;
-        return ok(present(row));
+        return ok(respond(row));
       },
       {
         apiKey: true,
@@ -82,8 +82,8 @@ export function credentialRoutes(
     .get(
       PATH,
       async ({ org, query }) => {
-        if (query.oauth_provider !== undefined) providerOf('query.oauth_provider', query.oauth_provider);
-        return ok((await store.list(org.id, query.oauth_provider)).map(present));
+        if (query.oauth_provider !== undefined) requireProvider('query.oauth_provider', query.oauth_provider);
+        return ok((await store.list(org.id, query.oauth_provider)).map(respond));
       },
       {
         apiKey: true,
@@ -100,7 +100,7 @@ export function credentialRoutes(
     )
     .get(
       `${PATH}/:oauth_client_id`,
-      async ({ org, params }) => ok(present(await store.get(org.id, params.oauth_client_id))),
+      async ({ org, params }) => ok(respond(await store.get(org.id, params.oauth_client_id))),
       {
         apiKey: true,
         query: NoQuery,
@@ -121,7 +121,7 @@ export function credentialRoutes(
       async ({ org, params, body, request }) => {
         const { externalCredId, enableInAuthzServer } = resolveAliases(body);
         const row = await store.get(org.id, params.oauth_client_id);
-        const provider = providerOf('provider', row.provider);
+        const provider = requireProvider('provider', row.provider);
         const options =
           body.options === undefined
             ? undefined
@@ -135,7 +135,7 @@ export function credentialRoutes(
             ...(options ? { options } : {}),
           }),
         );
-        return ok(present(updated));
+        return ok(respond(updated));
       },
       {
         apiKey: true,

@@ -1,4 +1,4 @@
-import { CoreErrors } from '../../core/errors.ts';
+import { CoreErrors } from '../../../../core/errors.ts';
 
 /** The members that have a second name in the reference: the deprecated or the vendor's one. */
 interface AliasedMembers {

@@ -1,10 +1,10 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { isUuid, uuidv7 } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { SsoErrors } from './errors.ts';
+import { isUuid, uuidv7 } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { SsoErrors } from '../errors.ts';
+import { type SsoCredentialRow, ssoCredentials } from '../schema.ts';
 import type { CheckedOptions } from './options.ts';
-import { type SsoCredentialRow, ssoCredentials } from './schema.ts';
 import type { CredentialSealer } from './sealing.ts';
 
 /** A credential's fields after validation; `undefined` leaves a field as it is (PATCH). */

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
-import { SsoErrors } from './errors.ts';
+import type { SsoProvider } from '../../../core/sso/define-provider.ts';
+import { SsoErrors } from '../errors.ts';
 
 /** A credential's options as stored: the public part in a column, the write-only part sealed. */
 export interface CheckedOptions {

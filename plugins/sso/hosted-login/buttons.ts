@@ -1,40 +1,11 @@
-import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
 import type {
-  SsoAuthenticator,
-  SsoStartRefusal,
-  SsoStoredSignIn,
-} from '../../core/capabilities/sso-authenticator.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import { randomSecret } from '../../core/ids.ts';
-import { AuthorizeErrors } from './errors.ts';
-import type { LoginAnswer, LoginPage } from './login-answer.ts';
-import { clientOfLogin } from './login-client.ts';
-import type { Minted, SignedIn, StoredSignedIn } from './login-finish.ts';
-import type { LoginPageInput } from './page.ts';
-import { digest } from './store/digest.ts';
-import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
-
-/** What the SSO part of the hosted login borrows from the login: its page, its redirect, mint and grant. */
-export interface SsoLoginDeps {
-  server: OAuth2Server;
-  logins: LoginStore;
-  authenticator: () => SsoAuthenticator | undefined;
-  /** A credential's own callback, `${PUBLIC_BASE_URL}/oauth2/authorize/sso/callback/{callback_id}`. */
-  callbackUrl: (callbackId: string) => string;
-  page: (
-    status: number,
-    login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
-  ) => Promise<LoginPage>;
-  answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
-  mint: (login: PendingLogin, client: OAuthClient, who: SignedIn, rc: RequestContext) => Promise<Minted>;
-  grant: (
-    login: PendingLogin,
-    client: OAuthClient,
-    minted: Extract<Minted, { ok: true }>,
-    rc: RequestContext,
-  ) => Promise<LoginAnswer>;
-}
+  HostedLogin,
+  HostedLoginSignIn,
+  HostedLoginSso,
+} from '../../../core/capabilities/hosted-login-sso.ts';
+import type { SsoAuthenticator, SsoStoredSignIn } from '../../../core/capabilities/sso-authenticator.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
 
 /** What the page says for a provider answer used before. */
 const REPLAYED =
@@ -63,42 +34,36 @@ const MESSAGES: Record<string, string> = {
  * that opened it. A failed answer burns the login and opens a fresh one for the same authorization
  * request, so the page shows again with a new CSRF token and the message.
  */
-export function createSsoLogin(deps: SsoLoginDeps) {
-  const { logins } = deps;
+export function createHostedLoginSso(deps: {
+  authenticator: SsoAuthenticator;
+  /** PUBLIC_BASE_URL: a credential's own callback is `${baseUrl}/oauth2/authorize/sso/callback/{callback_id}`. */
+  baseUrl: string;
+}): HostedLoginSso {
+  const { authenticator } = deps;
+  const callbackUrl = (callbackId: string) =>
+    credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, callbackId);
 
   /** The provider's URL for a login and credential, or why not. */
-  async function begin(
+  async function begin<L, C, A>(
+    hosted: HostedLogin<L, C, A>,
     orgId: string,
     loginId: string,
     credential: string,
-  ): Promise<{ ok: true; url: string } | SsoStartRefusal> {
-    const authenticator = deps.authenticator();
-    if (!authenticator)
-      return { ok: false, reason: 'not_enabled', message: 'single sign-on is not offered here' };
-    return authenticator.start(orgId, credential, {
-      binding: await digest(loginId),
-      callbackUrl: deps.callbackUrl,
-    });
+  ) {
+    return authenticator.start(orgId, credential, { binding: await hosted.digest(loginId), callbackUrl });
   }
 
   /** The open login of this digest, sent by the browser that opened it; else an error page. */
-  async function openLogin(loginHash: string, browserHash: string | undefined) {
-    return openLoginOf(await logins.findHashed(loginHash), browserHash, {
+  function openLogin<L, C, A>(
+    hosted: HostedLogin<L, C, A>,
+    loginHash: string,
+    browserHash: string | undefined,
+  ) {
+    return hosted.open(loginHash, browserHash, {
       unknown: 'this sign-in was never started here',
       otherBrowser:
         'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
     });
-  }
-
-  /** The client of a login as it is now: see clientOfLogin. */
-  const clientOf = (login: PendingLogin): Promise<OAuthClient | LoginAnswer> =>
-    clientOfLogin(deps.server, login, deps.answer);
-
-  /** The page again for the same authorization request: a fresh login (the old one is burnt). */
-  async function again(login: PendingLogin, client: OAuthClient, browser: string, error: string) {
-    const loginId = randomSecret('');
-    await logins.open(loginId, browser, login);
-    return deps.page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
   }
 
   /**
@@ -107,66 +72,75 @@ export function createSsoLogin(deps: SsoLoginDeps) {
    * expired, the browser that opened it gets the page again for it, with a fresh login; the old login
    * is finished, so the answer never finishes anything.
    */
-  async function replayed(loginHash: string, browser: string | undefined): Promise<LoginAnswer> {
-    const found = await logins.requestOfHashed(loginHash);
+  async function replayed<L, C, A>(
+    hosted: HostedLogin<L, C, A>,
+    loginHash: string,
+    browser: string | undefined,
+  ): Promise<A> {
+    const found = await hosted.request(loginHash);
     if (!found)
-      throw AuthorizeErrors.LOGIN_NOT_FOUND(
+      throw hosted.notFound(
         'this answer from the provider was already used, and the sign-in it belonged to has expired',
       );
-    if (browser === undefined || (await digest(browser)) !== found.browserHash)
-      throw AuthorizeErrors.LOGIN_NOT_FOUND(
+    if (browser === undefined || (await hosted.digest(browser)) !== found.browserHash)
+      throw hosted.notFound(
         'this answer from the provider was already used; start the sign-in again from the application',
       );
-    await logins.finishHashed(loginHash);
-    const client = await clientOf(found.login);
-    if (!('clientId' in client)) return client;
-    return again(found.login, client, browser, REPLAYED);
+    await hosted.finish(loginHash);
+    const client = await hosted.client(found.login);
+    if (!client.ok) return client.answer;
+    return hosted.reopen(found.login, client.client, browser, REPLAYED);
   }
 
   return {
+    choices: (orgId) => authenticator.choices(orgId),
+
     begin,
 
     /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */
-    async choose(
+    async choose<L, C, A>(
+      hosted: HostedLogin<L, C, A>,
       form: { csrfToken: string; credential: string },
       browser: string | undefined,
-    ): Promise<LoginAnswer> {
-      const login = await openLogin(await digest(form.csrfToken), browser && (await digest(browser)));
-      const client = await clientOf(login);
-      if (!('clientId' in client)) return client;
-      const started = await begin(login.orgId, form.csrfToken, form.credential);
-      if (started.ok) return { kind: 'redirect', location: started.url };
-      return deps.page(400, login, {
-        clientName: client.name,
-        ui: client.ui,
-        csrfToken: form.csrfToken,
-        error:
-          started.reason === 'not_enabled'
-            ? 'This sign-in provider is not offered here.'
-            : `The sign-in provider cannot be reached now: ${started.message}`,
-      });
+    ): Promise<A> {
+      const login = await openLogin(
+        hosted,
+        await hosted.digest(form.csrfToken),
+        browser && (await hosted.digest(browser)),
+      );
+      const client = await hosted.client(login);
+      if (!client.ok) return client.answer;
+      const started = await begin(hosted, hosted.organization(login), form.csrfToken, form.credential);
+      if (started.ok) return hosted.redirect(started.url);
+      return hosted.retry(
+        login,
+        client.client,
+        form.csrfToken,
+        started.reason === 'not_enabled'
+          ? 'This sign-in provider is not offered here.'
+          : `The sign-in provider cannot be reached now: ${started.message}`,
+      );
     },
 
     /**
      * GET /oauth2/authorize/sso/callback/{callback_id}: the provider's answer finishes the login it was
      * bound to, when it comes back to the redirect URI of the credential the login started with.
      */
-    async callback(
+    async callback<L, C, A>(
+      hosted: HostedLogin<L, C, A>,
       params: URLSearchParams,
       callbackId: string,
       browser: string | undefined,
       rc: RequestContext,
-    ) {
-      const authenticator = deps.authenticator();
-      if (!authenticator) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
-      const browserHash = browser && (await digest(browser));
+    ): Promise<A> {
+      const browserHash = browser && (await hosted.digest(browser));
       // The login is checked before the provider's code is exchanged: an answer sent by another browser
       // (a login CSRF, a link opened elsewhere) creates no person and signs nobody in.
       let refused: unknown;
-      let accepted: PendingLogin | undefined;
+      let accepted: L | undefined;
       const accept = async (binding: string) => {
         try {
-          accepted = await openLogin(binding, browserHash);
+          accepted = await openLogin(hosted, binding, browserHash);
           return undefined;
         } catch (e) {
           refused = e;
@@ -177,7 +151,7 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       if (refused !== undefined) throw refused;
       // No organization, no authorization request to go back to: only a page can say so.
       if (done.binding === undefined)
-        throw AuthorizeErrors.LOGIN_NOT_FOUND(
+        throw hosted.notFound(
           !done.ok && done.reason === 'unknown_callback'
             ? 'no SSO credential has this redirect URI (it may have been deleted), so there is no sign-in to continue'
             : 'state: no sign-in with a provider was started here with this state, so there is no sign-in to continue',
@@ -185,36 +159,36 @@ export function createSsoLogin(deps: SsoLoginDeps) {
       // Another credential's state (RFC 9700 section 4.4, mix-up): reported, nothing redeemed, and
       // nothing continued, not even the login it was bound to: this answer is not its provider's.
       if (!done.ok && done.reason === 'wrong_callback')
-        throw AuthorizeErrors.LOGIN_FORBIDDEN(
+        throw hosted.forbidden(
           "the provider's answer came back to another SSO credential's redirect URI than the one this sign-in was started for; nothing was redeemed. Start the sign-in again from the application",
         );
-      if (!done.ok && done.reason === 'replayed_state') return replayed(done.binding, browser);
+      if (!done.ok && done.reason === 'replayed_state') return replayed(hosted, done.binding, browser);
       const loginHash = done.binding;
       // Read once: by the check above when the state was fresh, else here.
-      const login = accepted ?? (await openLogin(loginHash, browserHash));
-      const client = await clientOf(login);
-      if (!('clientId' in client)) return client;
+      const login = accepted ?? (await openLogin(hosted, loginHash, browserHash));
+      const found = await hosted.client(login);
+      if (!found.ok) return found.answer;
+      const { client } = found;
       // One answer finishes a login; a second (another tab's) finds it used.
-      if (!(await logins.finishHashed(loginHash)))
-        throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in has already been completed');
+      if (!(await hosted.finish(loginHash))) throw hosted.notFound('this sign-in has already been completed');
       if (!done.ok) {
         // The person said no at the provider: the client hears it, as RFC 6749 §4.1.2.1 says.
         if (done.reason === 'access_denied')
-          return deps.answer(login.redirectUri, {
-            error: 'access_denied',
-            error_description: 'the person did not allow the sign-in at the provider',
-            state: login.state,
-          });
-        return again(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
+          return hosted.refuse(
+            login,
+            'access_denied',
+            'the person did not allow the sign-in at the provider',
+          );
+        return hosted.reopen(login, client, browser ?? '', MESSAGES[done.reason] ?? done.message);
       }
-      const signedIn = (d: SsoStoredSignIn): StoredSignedIn => ({
+      const signedIn = (d: SsoStoredSignIn): Omit<HostedLoginSignIn, 'prospective' | 'linkStored'> => ({
         personId: d.personId,
         method: 'oidc',
         authentication: d.authentication,
         idp: d.provider,
       });
       const { linkStored } = done;
-      const who: SignedIn = {
+      const who: HostedLoginSignIn = {
         ...signedIn(done),
         ...(done.prospective ? { prospective: done.prospective } : {}),
         // Another first sign-in of the person stored it meanwhile: this one signs in as that person.
@@ -225,9 +199,9 @@ export function createSsoLogin(deps: SsoLoginDeps) {
           },
         }),
       };
-      const minted = await deps.mint(login, client, who, rc);
-      if (!minted.ok) return again(login, client, browser ?? '', minted.message);
-      return deps.grant(login, client, minted, rc);
+      const signed = await hosted.signIn(login, client, who, rc);
+      if (!signed.ok) return hosted.reopen(login, client, browser ?? '', signed.message);
+      return signed.answer;
     },
   };
 }

@@ -1,5 +1,5 @@
-import type { SealedColumn } from '../../core/db/reseal.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
+import type { SealedColumn } from '../../../core/db/reseal.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
 
 type Part = 'client_secret' | 'secret_options';
 

@@ -1,5 +1,5 @@
-import type { SsoCredentials } from '../../core/capabilities/sso-credentials.ts';
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import type { SsoCredentials } from '../../../core/capabilities/sso-credentials.ts';
+import type { SsoProvider } from '../../../core/sso/define-provider.ts';
 import { effectiveScopes } from './scopes.ts';
 import type { CredentialSealer } from './sealing.ts';
 import type { CredentialStore } from './store.ts';

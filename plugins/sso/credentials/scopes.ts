@@ -1,4 +1,4 @@
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import type { SsoProvider } from '../../../core/sso/define-provider.ts';
 
 /**
  * The scopes a sign-in requests: the configured authorize_scopes (or the provider's defaults when none

@@ -1,14 +1,18 @@
-import type { SsoProvider } from '../../core/sso/define-provider.ts';
+import type { SsoProvider } from '../../../../core/sso/define-provider.ts';
 import {
   credentialRedirectUri,
   HOSTED_LOGIN_CALLBACK_PATH,
   SIGN_IN_CALLBACK_PATH,
-} from '../../core/sso/redirect-uris.ts';
-import type { SsoCredentialRow } from './schema.ts';
-import { effectiveScopes } from './scopes.ts';
+} from '../../../../core/sso/redirect-uris.ts';
+import type { SsoCredentialRow } from '../../schema.ts';
+import { effectiveScopes } from '../scopes.ts';
 
 /** A credential as the API shows it: never the client secret nor a write-only option. */
-export function credentialJson(row: SsoCredentialRow, provider: SsoProvider | undefined, baseUrl: string) {
+export function toCredentialResponse(
+  row: SsoCredentialRow,
+  provider: SsoProvider | undefined,
+  baseUrl: string,
+) {
   const own: Record<string, unknown> = { ...row.options };
   if (row.authorizeScopes) own.authorize_scopes = row.authorizeScopes;
   return {
