@@ -1,13 +1,10 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { CoreErrors } from '../../core/errors.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { createClient, patchClient } from './client-admin.ts';
-import type { ClientCache, LifetimeDefaults } from './client-cache.ts';
-import { clientJson } from './present.ts';
+import { CoreErrors } from '../../../core/errors.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
 import {
   ClientCreateSchema,
   ClientIdParams,
@@ -15,8 +12,11 @@ import {
   ClientSchema,
   ClientWithSecretSchema,
   SecretSchema,
-} from './schema.ts';
-import type { ClientStore } from './store.ts';
+} from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
+import { createClient, patchClient } from './admin.ts';
+import type { ClientCache, LifetimeDefaults } from './cache.ts';
+import { clientJson } from './present.ts';
 
 const TAGS = ['OAuth2'];
 

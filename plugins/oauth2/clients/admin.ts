@@ -1,7 +1,7 @@
 import type * as v from 'valibot';
-import { checkClientShape, checkResources, unique } from './client-rules.ts';
-import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from './schema.ts';
-import type { ClientStore } from './store.ts';
+import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
+import { checkClientShape, checkResources, unique } from './rules.ts';
 
 /** What the client rules need of the deployment. */
 export interface ClientRuleContext {

@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
-import type { LifetimeDefaults } from './client-cache.ts';
-import type { ClientRow, ClientSchema } from './schema.ts';
+import type { ClientRow, ClientSchema } from '../schema.ts';
+import type { LifetimeDefaults } from './cache.ts';
 
 /** A client as the API shows it (reference OAuth2Client); never its secret or digest. */
 export function clientJson(row: ClientRow, defaults: LifetimeDefaults): v.InferOutput<typeof ClientSchema> {

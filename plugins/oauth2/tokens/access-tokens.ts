@@ -1,17 +1,17 @@
 import { decodeProtectedHeader, type JWTPayload } from 'jose';
-import { createBatchLoader } from '../../core/batching/batch-loader.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
 import type {
   AccessTokenClaims,
   AccessTokenRequest,
   SignedAccessToken,
-} from '../../core/capabilities/oauth2-server.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Signer, SignOptions } from '../../core/ports/signer.ts';
-import type { Transaction } from '../../core/ports/storage.ts';
-import { organizationAudience } from '../../core/tokens/audience.ts';
-import { TOKEN_KEYS_OWNER } from '../../core/tokens/token-keys.ts';
-import type { ClientCache, LifetimeDefaults } from './client-cache.ts';
-import type { ClientStore } from './store.ts';
+} from '../../../core/capabilities/oauth2-server.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Signer, SignOptions } from '../../../core/ports/signer.ts';
+import type { Transaction } from '../../../core/ports/storage.ts';
+import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { TOKEN_KEYS_OWNER } from '../../../core/tokens/token-keys.ts';
+import type { ClientCache, LifetimeDefaults } from '../clients/cache.ts';
+import type { ClientStore } from '../store/clients.ts';
 
 /** The JOSE typ of RFC 9068 access tokens; identity tokens (typ JWT) are never taken for one. */
 const AT_JWT = 'at+jwt';

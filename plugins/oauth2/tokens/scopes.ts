@@ -1,5 +1,5 @@
-import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import { SCOPE_TOKEN } from './schema.ts';
+import { OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import { SCOPE_TOKEN } from '../schema.ts';
 
 /** The rule a scope parameter breaks when it is not space-delimited scope tokens (RFC 6749 §3.3). */
 export const SCOPE_LIST_RULE =

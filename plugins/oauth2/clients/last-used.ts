@@ -1,7 +1,7 @@
-import type { Logger } from '../../core/log.ts';
-import type { Worker } from '../../core/plugin.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { ClientStore } from './store.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Worker } from '../../../core/plugin.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { ClientStore } from '../store/clients.ts';
 
 /** How coarse last_used is: a client is written at most this often, in one statement for all of them. */
 const INTERVAL_MS = 60_000;

@@ -3,11 +3,11 @@
 // within the whole body's bound. Whatever is stored may reach the hosted login page, so the page can
 // trust it: URLs are https (http on loopback) on plain host names, the colour is of a small grammar.
 import * as v from 'valibot';
-import { HOSTED_HANDLE_TYPES } from '../../core/capabilities/oauth2-server.ts';
-import { CoreErrors } from '../../core/errors.ts';
-import { CSS_COLOR_RULE, isCssColor } from '../../core/http/css-color.ts';
-import { isWellFormedText } from '../../core/text.ts';
-import { LOOPBACK_HOSTS } from './schema.ts';
+import { HOSTED_HANDLE_TYPES } from '../../../core/capabilities/oauth2-server.ts';
+import { CoreErrors } from '../../../core/errors.ts';
+import { CSS_COLOR_RULE, isCssColor } from '../../../core/http/css-color.ts';
+import { isWellFormedText } from '../../../core/text.ts';
+import { LOOPBACK_HOSTS } from '../schema.ts';
 
 /** The whole configuration, as compact JSON, is at most 16 KiB of UTF-8. */
 export const MAX_UI_CONFIGURATION_BYTES = 16 * 1024;

@@ -3,9 +3,9 @@ import type {
   OAuthClient,
   OAuthGrant,
   OAuthTokenStore,
-} from '../../core/capabilities/oauth2-server.ts';
+} from '../../../core/capabilities/oauth2-server.ts';
+import type { ClientCache } from '../clients/cache.ts';
 import type { AccessTokens } from './access-tokens.ts';
-import type { ClientCache } from './client-cache.ts';
 
 /**
  * The oauth2Server capability: clients by ID, access-token signing and verification, and the registries

@@ -1,10 +1,10 @@
-import { type AccessTokenClaims, OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
+import { type AccessTokenClaims, OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import { SCOPE_TOKEN } from '../schema.ts';
 import type { AccessTokens } from './access-tokens.ts';
+import { type EndpointDeps, oauthEndpoint } from './endpoint.ts';
 import { emptyAnswer, jsonAnswer } from './responses.ts';
-import { SCOPE_TOKEN } from './schema.ts';
 import { SCOPE_LIST_RULE } from './scopes.ts';
-import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
 
 const looksLikeJwt = (token: string) => token.split('.').length === 3;
 

@@ -1,4 +1,4 @@
-import { constantTimeEqual, randomSecret, sha256, toHex } from '../../core/ids.ts';
+import { constantTimeEqual, randomSecret, sha256, toHex } from '../../../core/ids.ts';
 
 /** Client secrets: `ocs_` and 256 random bits (base64url); the prefix lets secret scanners find leaks. */
 export const newClientSecret = (): string => randomSecret('ocs_');

@@ -1,5 +1,5 @@
-import { type OAuthClient, OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import type { ClientCache, KnownClient } from './client-cache.ts';
+import { type OAuthClient, OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import type { ClientCache, KnownClient } from './cache.ts';
 
 /** How the client identified itself: HTTP Basic, client_secret in the form, or client_id alone (public). */
 export interface PresentedClient {

@@ -1,5 +1,5 @@
 import type { DocumentDecoration } from 'elysia';
-import { ErrorJson } from '../../core/http/openapi-docs.ts';
+import { ErrorJson } from '../../../core/http/openapi-docs.ts';
 
 const TAGS = ['OAuth2'];
 

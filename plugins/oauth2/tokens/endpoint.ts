@@ -1,13 +1,13 @@
-import { type OAuthClient, OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
-import { requestLogFields, setRequestOrg } from '../../core/http/request-facts.ts';
-import { urlPathOf } from '../../core/http/request-target.ts';
-import type { Logger } from '../../core/log.ts';
-import type { CounterMetric, CounterSeries } from '../../core/metrics/types.ts';
-import { authenticateClient, presentedClient } from './client-auth.ts';
-import type { ClientCache } from './client-cache.ts';
+import { type OAuthClient, OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import type { AnalyticsContext } from '../../../core/capabilities/person-directory.ts';
+import { requestLogFields, setRequestOrg } from '../../../core/http/request-facts.ts';
+import { urlPathOf } from '../../../core/http/request-target.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { CounterMetric, CounterSeries } from '../../../core/metrics/types.ts';
+import { authenticateClient, presentedClient } from '../clients/authenticate.ts';
+import type { ClientCache } from '../clients/cache.ts';
+import type { LastUsed } from '../clients/last-used.ts';
 import { readForm } from './form.ts';
-import type { LastUsed } from './last-used.ts';
 import { answerFor, errorAnswer, jsonAnswer, type OAuthAnswer } from './responses.ts';
 import type { OAuth2Registry } from './server.ts';
 

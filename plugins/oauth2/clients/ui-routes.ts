@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { ClientCache } from './client-cache.ts';
-import { ClientIdParams } from './schema.ts';
-import type { ClientStore } from './store.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { consistencyHeaders } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { ClientIdParams } from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
+import type { ClientCache } from './cache.ts';
 import {
   MAX_UI_CONFIGURATION_BYTES,
   refuseUnfitConfiguration,

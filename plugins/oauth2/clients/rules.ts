@@ -1,5 +1,5 @@
-import { isUnderPublicBaseUrl } from '../../core/tokens/audience.ts';
-import { OAuth2Errors } from './errors.ts';
+import { isUnderPublicBaseUrl } from '../../../core/tokens/audience.ts';
+import { OAuth2Errors } from '../errors.ts';
 
 /** A client's settings that depend on each other. */
 export interface ClientShape {

@@ -1,11 +1,11 @@
 import { and, asc, eq, inArray, lt } from 'drizzle-orm';
-import type { OAuthClientUiConfiguration } from '../../core/capabilities/oauth2-server.ts';
-import { uuidv7 } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { OAuth2Errors } from './errors.ts';
-import { type ClientRow, oauth2Clients, oauth2RevokedTokens } from './schema.ts';
-import { newClientSecret, secretDigest } from './secrets.ts';
+import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
+import { uuidv7 } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { newClientSecret, secretDigest } from '../clients/secrets.ts';
+import { OAuth2Errors } from '../errors.ts';
+import { type ClientRow, oauth2Clients, oauth2RevokedTokens } from '../schema.ts';
 
 /** A client's settings after validation; `undefined` leaves a field as it is (PATCH), null resets a duration. */
 export interface ClientInput {

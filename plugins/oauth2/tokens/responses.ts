@@ -1,5 +1,5 @@
-import { OAuthError, type OAuthErrorCode } from '../../core/capabilities/oauth2-server.ts';
-import { ServiceError } from '../../core/errors.ts';
+import { OAuthError, type OAuthErrorCode } from '../../../core/capabilities/oauth2-server.ts';
+import { ServiceError } from '../../../core/errors.ts';
 
 /** Token endpoint answers must not be cached (RFC 6749 §5.1). */
 const NO_STORE = { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' };

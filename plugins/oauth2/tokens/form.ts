@@ -1,6 +1,6 @@
-import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import { quoted as shown } from '../../core/text.ts';
-import { ONE_RESOURCE } from '../../core/tokens/audience.ts';
+import { OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import { quoted as shown } from '../../../core/text.ts';
+import { ONE_RESOURCE } from '../../../core/tokens/audience.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 

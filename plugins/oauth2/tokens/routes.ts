@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { DirectRoute } from '../../core/http/direct-routes.ts';
-import type { Clock } from '../../core/ports/clock.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { DirectRoute } from '../../../core/http/direct-routes.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
 import type { AccessTokens } from './access-tokens.ts';
+import { introspectDoc, preflightDoc, revokeAllDoc, revokeDoc, tokenDoc } from './docs.ts';
+import { type EndpointDeps, type OAuthEndpoint, tokenEndpoint, whenReady } from './endpoint.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
 import type { OAuthAnswer } from './responses.ts';
 import { revokeAllEndpoint } from './revoke-all.ts';
-import { introspectDoc, preflightDoc, revokeAllDoc, revokeDoc, tokenDoc } from './token-docs.ts';
-import { type EndpointDeps, type OAuthEndpoint, tokenEndpoint, whenReady } from './token-endpoint.ts';
 
 /**
  * CORS for the token and revocation endpoints, so a browser app (a public client with PKCE) can call

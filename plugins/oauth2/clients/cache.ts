@@ -1,10 +1,10 @@
-import { createBatchLoader } from '../../core/batching/batch-loader.ts';
-import { createReplicaCache } from '../../core/cache/replica-cache.ts';
-import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { ClientRow } from './schema.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { createReplicaCache } from '../../../core/cache/replica-cache.ts';
+import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { ClientRow } from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
 import { secretChecker } from './secrets.ts';
-import type { ClientStore } from './store.ts';
 
 /** The deployment's lifetimes for clients that set none. */
 export interface LifetimeDefaults {

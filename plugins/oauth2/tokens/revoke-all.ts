@@ -1,10 +1,10 @@
-import { OAuthError } from '../../core/capabilities/oauth2-server.ts';
-import { isRfc3339 } from '../../core/events/formats.ts';
-import { isUuid } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import { quoted as shown } from '../../core/text.ts';
+import { OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import { isRfc3339 } from '../../../core/events/formats.ts';
+import { isUuid } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { quoted as shown } from '../../../core/text.ts';
+import { type EndpointDeps, oauthEndpoint } from './endpoint.ts';
 import { emptyAnswer } from './responses.ts';
-import { type EndpointDeps, oauthEndpoint } from './token-endpoint.ts';
 
 /** The form's person_id and until (milliseconds since the epoch; absent: now), or invalid_request naming which. */
 function revokeAllParams(params: Map<string, string>, clock: Clock): { personId: string; until: number } {
