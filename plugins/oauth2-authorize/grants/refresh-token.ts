@@ -3,8 +3,8 @@ import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { parseScope } from '../authorize-request.ts';
-import { stillAllowedScope } from '../login-client.ts';
+import { parseScope } from '../authorize/request.ts';
+import { stillAllowedScope } from '../login/client.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import type { FamilyRevoker } from './revocation.ts';
 

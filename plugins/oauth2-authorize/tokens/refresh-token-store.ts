@@ -2,13 +2,13 @@ import {
   type OAuth2Server,
   OAuthError,
   type OAuthTokenStore,
-} from '../../core/capabilities/oauth2-server.ts';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import { organizationAudience } from '../../core/tokens/audience.ts';
-import { REFRESH_PREFIX } from './grants/issue-tokens.ts';
-import type { ClientPersonRevoker, FamilyRevoker } from './grants/revocation.ts';
-import type { FamilyStore } from './store/families.ts';
+} from '../../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { REFRESH_PREFIX } from '../grants/issue-tokens.ts';
+import type { ClientPersonRevoker, FamilyRevoker } from '../grants/revocation.ts';
+import type { FamilyStore } from '../store/families.ts';
 
 /**
  * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another

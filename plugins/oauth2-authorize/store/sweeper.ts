@@ -1,14 +1,14 @@
 import { and, lt, or, sql } from 'drizzle-orm';
-import type { Logger } from '../../core/log.ts';
-import type { Worker } from '../../core/plugin.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Worker } from '../../../core/plugin.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 import {
   oauth2AuthorizeCodes,
   oauth2AuthorizeFamilies,
   oauth2AuthorizeLogins,
   oauth2AuthorizeRefreshTokens,
-} from './schema.ts';
+} from '../schema.ts';
 
 /** Spent and expired rows stay this long past their expiry, so that a late replay is still recognised. */
 const KEEP_MS = 3_600_000;

@@ -1,12 +1,16 @@
-import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import type { AnalyticsContext } from '../../core/capabilities/person-directory.ts';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import { resourceRefusal } from '../../core/tokens/audience.ts';
-import { ACCESS_TOKEN_CLAIMS, ID_TOKEN_CLAIMS, reservedClaimOf } from '../../core/tokens/reserved-claims.ts';
-import { AuthorizeErrors } from './errors.ts';
-import { issueTokens, refuseRevoked, type TokenIssuing } from './grants/issue-tokens.ts';
+import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
+import type { AnalyticsContext } from '../../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import { resourceRefusal } from '../../../core/tokens/audience.ts';
+import {
+  ACCESS_TOKEN_CLAIMS,
+  ID_TOKEN_CLAIMS,
+  reservedClaimOf,
+} from '../../../core/tokens/reserved-claims.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import { issueTokens, refuseRevoked, type TokenIssuing } from '../grants/issue-tokens.ts';
 
 /** What POST /oauth2/tokens/mint asks, its organization taken from the API key. */
 export interface MintRequest {

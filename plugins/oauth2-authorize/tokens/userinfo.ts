@@ -1,7 +1,7 @@
-import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import { organizationAudience } from '../../core/tokens/audience.ts';
-import { AuthorizeErrors } from './errors.ts';
+import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { AuthorizeErrors } from '../errors.ts';
 
 /** The UserInfo response (OIDC Core §5.3; the reference's UserinfoOAuth2Response). */
 export interface UserInfo {

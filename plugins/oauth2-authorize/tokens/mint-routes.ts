@@ -1,19 +1,19 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
 import {
   ErrorEnvelopeSchema,
   errorResponses,
   ok,
   resultOf,
   writeErrorResponses,
-} from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
-import { analyticsReader } from '../../core/http/sign-in-context.ts';
-import { uuidString } from '../../core/ids.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
+} from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders } from '../../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../../core/http/sign-in-context.ts';
+import { uuidString } from '../../../core/ids.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import type { Mint } from './mint.ts';
 
 const MintBody = v.object({

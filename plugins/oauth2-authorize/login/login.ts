@@ -1,22 +1,26 @@
-import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
-import type { PasswordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
-import type { HandleType, PersonDirectory, PersonHandle } from '../../core/capabilities/person-directory.ts';
-import type { SsoAuthenticator } from '../../core/capabilities/sso-authenticator.ts';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import { randomSecret } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../core/sso/redirect-uris.ts';
-import { type AuthorizeRequest, type RedirectedError, redirectTo } from './authorize-request.ts';
-import { AuthorizeErrors } from './errors.ts';
-import { createLoginAnswers, type LoginAnswer } from './login-answer.ts';
-import { clientOfLogin } from './login-client.ts';
-import { createLoginFinish, type SignedIn } from './login-finish.ts';
+import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
+import type { PasswordAuthenticator } from '../../../core/capabilities/password-authenticator.ts';
+import type {
+  HandleType,
+  PersonDirectory,
+  PersonHandle,
+} from '../../../core/capabilities/person-directory.ts';
+import type { SsoAuthenticator } from '../../../core/capabilities/sso-authenticator.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
+import { type AuthorizeRequest, type RedirectedError, redirectTo } from '../authorize/request.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import { createSsoLogin } from '../sso-login.ts';
+import type { CodeStore } from '../store/codes.ts';
+import { type LoginStore, openLoginOf, type PendingLogin } from '../store/logins.ts';
+import { createLoginAnswers, type LoginAnswer } from './answer.ts';
+import { clientOfLogin } from './client.ts';
+import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './look.ts';
-import { createSsoLogin } from './sso-login.ts';
-import type { CodeStore } from './store/codes.ts';
-import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
 
 export interface LoginDeps {
   server: OAuth2Server;

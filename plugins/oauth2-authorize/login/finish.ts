@@ -1,21 +1,21 @@
-import type { OAuthClient } from '../../core/capabilities/oauth2-server.ts';
+import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import {
   eventHandleOf,
   type PersonDirectory,
   type PersonRecord,
   type ProspectivePerson,
-} from '../../core/capabilities/person-directory.ts';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { ServiceError } from '../../core/errors.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
-import { randomSecret } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
-import type { LoginAnswer } from './login-answer.ts';
-import { stillAllowedScope } from './login-client.ts';
-import type { CodeStore } from './store/codes.ts';
-import type { PendingLogin } from './store/logins.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
+import type { CodeStore } from '../store/codes.ts';
+import type { PendingLogin } from '../store/logins.ts';
+import type { LoginAnswer } from './answer.ts';
+import { stillAllowedScope } from './client.ts';
 
 /** Who signed in, by which factor, for the ID token, the events and the code. */
 export interface SignedIn {

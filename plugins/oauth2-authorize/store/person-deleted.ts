@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
-import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
-import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from './schema.ts';
+import { beforePersonDeleted } from '../../../core/persons/before-person-deleted.ts';
+import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 
 /**
  * A deleted person's grants go with it, in the deleting transaction: its codes, token families and

@@ -1,7 +1,7 @@
-import type { OAuth2Server, OAuthClient } from '../../core/capabilities/oauth2-server.ts';
-import { AuthorizeErrors } from './errors.ts';
-import type { LoginAnswer } from './login-answer.ts';
-import type { PendingLogin } from './store/logins.ts';
+import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import type { PendingLogin } from '../store/logins.ts';
+import type { LoginAnswer } from './answer.ts';
 
 /**
  * The login's client as it is now, checked again as the login goes on or finishes: an administrator

@@ -1,6 +1,6 @@
-import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../core/capabilities/oauth2-server.ts';
-import { ONE_RESOURCE, resourceRefusal } from '../../core/tokens/audience.ts';
-import { AuthorizeErrors } from './errors.ts';
+import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../../core/capabilities/oauth2-server.ts';
+import { ONE_RESOURCE, resourceRefusal } from '../../../core/tokens/audience.ts';
+import { AuthorizeErrors } from '../errors.ts';
 
 /** An authorization request that passed every check: the login may begin. */
 export interface AuthorizeRequest {

@@ -1,14 +1,20 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import type { OAuth2Server } from '../../core/capabilities/oauth2-server.ts';
-import { ServiceError } from '../../core/errors.ts';
-import { browserBinding } from '../../core/http/browser-binding.ts';
-import { addressBucket } from '../../core/http/client.ts';
-import { formPostParams, formPostRedirect } from '../../core/http/form-post-callback.ts';
-import { type PageSources, pageHeaders } from '../../core/http/hosted-page.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import type { TokenBuckets } from '../../core/rate-limit/index.ts';
-import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../core/sso/redirect-uris.ts';
+import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import { browserBinding } from '../../../core/http/browser-binding.ts';
+import { addressBucket } from '../../../core/http/client.ts';
+import { formPostParams, formPostRedirect } from '../../../core/http/form-post-callback.ts';
+import { type PageSources, pageHeaders } from '../../../core/http/hosted-page.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import type { LoginAnswer } from '../login/answer.ts';
+import type { Login } from '../login/login.ts';
+import { errorPage } from '../login/page.ts';
+import { digest } from '../store/digest.ts';
+import type { createUserInfo } from '../tokens/userinfo.ts';
 import {
   getAuthorizeDoc,
   loginDoc,
@@ -18,14 +24,8 @@ import {
   ssoDoc,
   userInfoDoc,
   userInfoPreflightDoc,
-} from './authorize-doc.ts';
-import { checkAuthorizeRequest } from './authorize-request.ts';
-import { AuthorizeErrors } from './errors.ts';
-import type { Login } from './login.ts';
-import type { LoginAnswer } from './login-answer.ts';
-import { errorPage } from './page.ts';
-import { digest } from './store/digest.ts';
-import type { createUserInfo } from './userinfo.ts';
+} from './docs.ts';
+import { checkAuthorizeRequest } from './request.ts';
 
 export interface AuthorizeRouteDeps {
   server: OAuth2Server;

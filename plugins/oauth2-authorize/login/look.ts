@@ -6,9 +6,9 @@ import {
   HOSTED_HANDLE_TYPES,
   type HostedHandleType,
   type OAuthClientUiConfiguration,
-} from '../../core/capabilities/oauth2-server.ts';
-import { isCssColor } from '../../core/http/css-color.ts';
-import { escapeHtml, type PageSources, styleSourceOf } from '../../core/http/hosted-page.ts';
+} from '../../../core/capabilities/oauth2-server.ts';
+import { isCssColor } from '../../../core/http/css-color.ts';
+import { escapeHtml, type PageSources, styleSourceOf } from '../../../core/http/hosted-page.ts';
 
 /** The keys of textOverrides the page uses; others are stored and unused. `{name}`: the provider. */
 export const TEXT_KEYS = ['handle_label', 'password_label', 'submit', 'sso_button', 'help_link'] as const;

@@ -1,9 +1,9 @@
 // The hosted login page and the error page, in the service's page shell (core/http/hosted-page.ts):
 // server-rendered, no script, no external asset, the one stylesheet allowed by its hash.
 
-import type { OAuthClientUiConfiguration } from '../../core/capabilities/oauth2-server.ts';
-import { hostedPage } from '../../core/http/hosted-page.ts';
-import { escapeHtml } from '../../core/http/html.ts';
+import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
+import { hostedPage } from '../../../core/http/hosted-page.ts';
+import { escapeHtml } from '../../../core/http/html.ts';
 import type { PageLook } from './look.ts';
 
 export interface LoginPageInput {
