@@ -8,9 +8,9 @@ import type { RequestContext } from '../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../core/ids.ts';
 import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage } from './login/answer.ts';
-import { clientOfLogin } from './login/client.ts';
 import type { Minted, SignedIn, StoredSignedIn } from './login/finish.ts';
 import type { LoginPageInput } from './login/page.ts';
+import { clientOfLogin } from './login/require-client.ts';
 import { digest } from './store/digest.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
 

@@ -1,6 +1,6 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { stillAllowedScope } from '../login/client.ts';
+import { stillAllowedScope } from '../login/require-client.ts';
 import type { CodeStore } from '../store/codes.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import { isVerifier, verifierMatches } from './pkce.ts';

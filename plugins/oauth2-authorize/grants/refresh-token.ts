@@ -4,7 +4,7 @@ import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
 import { parseScope } from '../authorize/request.ts';
-import { stillAllowedScope } from '../login/client.ts';
+import { stillAllowedScope } from '../login/require-client.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import type { FamilyRevoker } from './revocation.ts';
 

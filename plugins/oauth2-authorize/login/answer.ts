@@ -2,8 +2,8 @@ import type { SsoAuthenticator, SsoChoice } from '../../../core/capabilities/sso
 import type { PageSources } from '../../../core/http/hosted-page.ts';
 import { redirectTo } from '../authorize/request.ts';
 import type { PendingLogin } from '../store/logins.ts';
-import { headOf, lookOf } from './look.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
+import { headOf, lookOf } from './page-look.ts';
 
 /** A page to answer: the form (again, with why). */
 export interface LoginPage {

@@ -15,7 +15,7 @@ import type { TokenAuthentication } from '../../../core/tokens/before-token-issu
 import type { CodeStore } from '../store/codes.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { LoginAnswer } from './answer.ts';
-import { stillAllowedScope } from './client.ts';
+import { stillAllowedScope } from './require-client.ts';
 
 /** Who signed in, by which factor, for the ID token, the events and the code. */
 export interface SignedIn {

@@ -18,9 +18,9 @@ import { createSsoLogin } from '../sso-login.ts';
 import type { CodeStore } from '../store/codes.ts';
 import { type LoginStore, openLoginOf, type PendingLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
-import { clientOfLogin } from './client.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
-import { handleTypesOf } from './look.ts';
+import { handleTypesOf } from './page-look.ts';
+import { clientOfLogin } from './require-client.ts';
 
 export interface LoginDeps {
   server: OAuth2Server;

@@ -4,7 +4,7 @@
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
-import type { PageLook } from './look.ts';
+import type { PageLook } from './page-look.ts';
 
 export interface LoginPageInput {
   clientName: string;

@@ -16,7 +16,7 @@ import {
 import type { ClientStore } from '../store/clients.ts';
 import { createClient, patchClient } from './admin.ts';
 import type { ClientCache, LifetimeDefaults } from './cache.ts';
-import { clientJson } from './present.ts';
+import { clientJson } from './to-response.ts';
 
 const TAGS = ['OAuth2'];
 
