@@ -10,9 +10,9 @@ import { AuthorizeErrors } from './errors.ts';
 import type { LoginAnswer, LoginPage } from './login/answer.ts';
 import type { Minted, SignedIn, StoredSignedIn } from './login/finish.ts';
 import type { LoginPageInput } from './login/page.ts';
-import { clientOfLogin } from './login/require-client.ts';
+import { requireLoginClient } from './login/require-client.ts';
 import { digest } from './store/digest.ts';
-import { type LoginStore, openLoginOf, type PendingLogin } from './store/logins.ts';
+import { type LoginStore, type PendingLogin, requireOpenLogin } from './store/logins.ts';
 
 /** What the SSO part of the hosted login borrows from the login: its page, its redirect, mint and grant. */
 export interface SsoLoginDeps {
@@ -83,16 +83,16 @@ export function createSsoLogin(deps: SsoLoginDeps) {
 
   /** The open login of this digest, sent by the browser that opened it; else an error page. */
   async function openLogin(loginHash: string, browserHash: string | undefined) {
-    return openLoginOf(await logins.findHashed(loginHash), browserHash, {
+    return requireOpenLogin(await logins.findHashed(loginHash), browserHash, {
       unknown: 'this sign-in was never started here',
       otherBrowser:
         'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
     });
   }
 
-  /** The client of a login as it is now: see clientOfLogin. */
+  /** The client of a login as it is now: see requireLoginClient. */
   const clientOf = (login: PendingLogin): Promise<OAuthClient | LoginAnswer> =>
-    clientOfLogin(deps.server, login, deps.answer);
+    requireLoginClient(deps.server, login, deps.answer);
 
   /** The page again for the same authorization request: a fresh login (the old one is burnt). */
   async function again(login: PendingLogin, client: OAuthClient, browser: string, error: string) {

@@ -16,7 +16,7 @@ const required = (params: ReadonlyMap<string, string>, name: string): string => 
  * The PKCE verifier (RFC 7636 §4.5): `code_verifier`, or `code_challenge`, the name the spec's token
  * request gives it (its variant 2). Both, and different, are refused rather than one chosen.
  */
-function verifierOf(params: ReadonlyMap<string, string>): string | undefined {
+function readVerifier(params: ReadonlyMap<string, string>): string | undefined {
   const verifier = params.get('code_verifier');
   const specName = params.get('code_challenge');
   if (verifier !== undefined && specName !== undefined && verifier !== specName)
@@ -48,7 +48,7 @@ export function authorizationCodeGrant(
     async handle({ client, params }) {
       const presented = required(params, 'code');
       const redirectUri = required(params, 'redirect_uri');
-      const verifier = verifierOf(params);
+      const verifier = readVerifier(params);
       if (verifier !== undefined && !isVerifier(verifier))
         throw new OAuthError(
           'invalid_request',

@@ -16,11 +16,11 @@ import { type AuthorizeRequest, type RedirectedError, redirectTo } from '../auth
 import { AuthorizeErrors } from '../errors.ts';
 import { createSsoLogin } from '../sso-login.ts';
 import type { CodeStore } from '../store/codes.ts';
-import { type LoginStore, openLoginOf, type PendingLogin } from '../store/logins.ts';
+import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
-import { clientOfLogin } from './require-client.ts';
+import { requireLoginClient } from './require-client.ts';
 
 export interface LoginDeps {
   server: OAuth2Server;
@@ -142,12 +142,12 @@ export function createLogin(deps: LoginDeps) {
       browserHash: string | undefined,
       rc: RequestContext,
     ): Promise<LoginAnswer> {
-      const login = openLoginOf(await logins.find(form.csrfToken), browserHash, {
+      const login = requireOpenLogin(await logins.find(form.csrfToken), browserHash, {
         unknown: 'this sign-in was never started here (csrf_token names no sign-in under way)',
         otherBrowser:
           'the form was not sent by the browser that opened this sign-in (its cookie is missing or another)',
       });
-      const client = await clientOfLogin(deps.server, login, answer);
+      const client = await requireLoginClient(deps.server, login, answer);
       if (!('clientId' in client)) return client;
 
       const handle = handleOf(form.handle);

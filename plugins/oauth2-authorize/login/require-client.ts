@@ -10,7 +10,7 @@ import type { LoginAnswer } from './answer.ts';
  * code goes there. A client that lost the authorization_code grant hears unauthorized_client at its
  * redirect URI, as the authorization request would have.
  */
-export async function clientOfLogin(
+export async function requireLoginClient(
   server: OAuth2Server,
   login: Pick<PendingLogin, 'orgId' | 'clientId' | 'redirectUri' | 'state'>,
   answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer,

@@ -50,7 +50,7 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
  * client_secret in the form is refused; a client_id in the form beside Basic must name the same client.
  * Credentials are taken out of `params`.
  */
-export function presentedClient(headers: Headers, params: Map<string, string>): PresentedClient {
+export function readPresentedClient(headers: Headers, params: Map<string, string>): PresentedClient {
   const authorization = headers.get('authorization');
   const formId = params.get('client_id');
   const formSecret = params.get('client_secret');

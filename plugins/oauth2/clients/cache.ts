@@ -19,7 +19,7 @@ export interface KnownClient {
   checkSecret: (secret: string) => boolean | Promise<boolean>;
 }
 
-export function clientOf(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
+export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
   return {
     orgId: row.orgId,
     clientId: row.clientId,
@@ -55,7 +55,9 @@ export function createClientCache(deps: {
   });
   const load = async (clientId: string): Promise<KnownClient | null> => {
     const row = await loader.load(clientId);
-    return row ? { client: clientOf(row, defaults), checkSecret: secretChecker(row.secretDigest) } : null;
+    return row
+      ? { client: toOAuthClient(row, defaults), checkSecret: secretChecker(row.secretDigest) }
+      : null;
   };
 
   return {

@@ -16,7 +16,7 @@ import {
 import type { ClientStore } from '../store/clients.ts';
 import { createClient, patchClient } from './admin.ts';
 import type { ClientCache, LifetimeDefaults } from './cache.ts';
-import { clientJson } from './to-response.ts';
+import { toClientResponse } from './to-response.ts';
 
 const TAGS = ['OAuth2'];
 
@@ -39,7 +39,7 @@ export function clientRoutes(
   cache: ClientCache,
   defaults: LifetimeDefaults,
 ) {
-  const present = (row: Parameters<typeof clientJson>[0]) => clientJson(row, defaults);
+  const present = (row: Parameters<typeof toClientResponse>[0]) => toClientResponse(row, defaults);
   const rules = { publicBaseUrl: ctx.config.publicBaseUrl };
   const write = { ...errorResponses, ...writeErrorResponses };
   const newSecret = async ({

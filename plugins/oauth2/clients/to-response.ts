@@ -3,7 +3,10 @@ import type { ClientRow, ClientSchema } from '../schema.ts';
 import type { LifetimeDefaults } from './cache.ts';
 
 /** A client as the API shows it (reference OAuth2Client); never its secret or digest. */
-export function clientJson(row: ClientRow, defaults: LifetimeDefaults): v.InferOutput<typeof ClientSchema> {
+export function toClientResponse(
+  row: ClientRow,
+  defaults: LifetimeDefaults,
+): v.InferOutput<typeof ClientSchema> {
   return {
     client_id: row.clientId,
     client_name: row.name,

@@ -4,7 +4,7 @@ import { requestLogFields, setRequestOrg } from '../../../core/http/request-fact
 import { urlPathOf } from '../../../core/http/request-target.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { CounterMetric, CounterSeries } from '../../../core/metrics/types.ts';
-import { authenticateClient, presentedClient } from '../clients/authenticate.ts';
+import { authenticateClient, readPresentedClient } from '../clients/authenticate.ts';
 import type { ClientCache } from '../clients/cache.ts';
 import type { LastUsed } from '../clients/last-used.ts';
 import { readForm } from './form.ts';
@@ -58,7 +58,7 @@ export function oauthEndpoint(
   return (request, body) => {
     try {
       const params = readForm(request, body);
-      const client = authenticateClient(deps.clients, presentedClient(request.headers, params));
+      const client = authenticateClient(deps.clients, readPresentedClient(request.headers, params));
       const answer = whenReady(client, (c) => {
         // The request acts for the client's organization from here: its log lines say so.
         setRequestOrg(request, c.orgId);

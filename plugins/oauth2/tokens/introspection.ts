@@ -8,7 +8,7 @@ import { SCOPE_LIST_RULE } from './scopes.ts';
 
 const looksLikeJwt = (token: string) => token.split('.').length === 3;
 
-function tokenOf(params: Map<string, string>): { token: string; refreshFirst: boolean } {
+function requireToken(params: Map<string, string>): { token: string; refreshFirst: boolean } {
   const token = params.get('token');
   if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
   // token_type_hint only orders the lookups (RFC 7009 §2.1): an unknown hint is ignored.
@@ -65,7 +65,7 @@ export function introspectionEndpoint(
         `client ${client.clientId} is public: introspection needs a client that authenticates with a secret`,
         401,
       );
-    const { token, refreshFirst } = tokenOf(params);
+    const { token, refreshFirst } = requireToken(params);
     const required = requiredScopes(params);
     const fromStores = async () => {
       for (const store of deps.registry.tokenStores) {
@@ -94,7 +94,7 @@ export function introspectionEndpoint(
  */
 export function revocationEndpoint(deps: EndpointDeps, accessTokens: AccessTokens) {
   return oauthEndpoint(deps, async (client, params) => {
-    const { token, refreshFirst } = tokenOf(params);
+    const { token, refreshFirst } = requireToken(params);
     const inStores = async () => {
       for (const store of deps.registry.tokenStores) if (await store.revoke(client, token)) return true;
       return false;
