@@ -2,9 +2,9 @@ import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-s
 import { grantedResource } from '../../../core/tokens/audience.ts';
 import { stillAllowedScope } from '../login/require-client.ts';
 import type { CodeStore } from '../store/codes.ts';
+import type { FamilyRevoker } from '../store/revoke-grants.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import { isVerifier, verifierMatches } from './pkce.ts';
-import type { FamilyRevoker } from './revocation.ts';
 
 const required = (params: ReadonlyMap<string, string>, name: string): string => {
   const value = params.get(name);

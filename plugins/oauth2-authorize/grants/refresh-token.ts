@@ -5,8 +5,8 @@ import type { Clock } from '../../../core/ports/clock.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
 import { parseScope } from '../authorize/request.ts';
 import { stillAllowedScope } from '../login/require-client.ts';
+import type { FamilyRevoker } from '../store/revoke-grants.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
-import type { FamilyRevoker } from './revocation.ts';
 
 /**
  * The refresh_token grant (RFC 6749 §6) with rotation: every refresh spends the token presented and

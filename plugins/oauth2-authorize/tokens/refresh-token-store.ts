@@ -7,8 +7,8 @@ import type { PersonDirectory } from '../../../core/capabilities/person-director
 import type { Clock } from '../../../core/ports/clock.ts';
 import { organizationAudience } from '../../../core/tokens/audience.ts';
 import { REFRESH_PREFIX } from '../grants/issue-tokens.ts';
-import type { ClientPersonRevoker, FamilyRevoker } from '../grants/revocation.ts';
 import type { FamilyStore } from '../store/families.ts';
+import type { ClientPersonRevoker, FamilyRevoker } from '../store/revoke-grants.ts';
 
 /**
  * The refresh tokens as introspection (RFC 7662) and revocation (RFC 7009) see them. A token of another

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
 import { revokePersonTokens } from '../../../core/tokens/revoke-person-tokens.ts';
 import { oauth2AuthorizeFamilies } from '../schema.ts';
-import { revokeGrants } from './revocation.ts';
+import { revokeGrants } from './revoke-grants.ts';
 
 /**
  * The authorization server's part of revokePersonTokens (a password reset): every grant the person

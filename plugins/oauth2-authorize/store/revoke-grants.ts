@@ -3,8 +3,8 @@ import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeFamilies } from '../schema.ts';
-import type { Family } from '../store/families.ts';
-import { revokeFamilies } from '../store/revoke-families.ts';
+import type { Family } from './families.ts';
+import { revokeFamilies } from './revoke-families.ts';
 
 const f = oauth2AuthorizeFamilies;
 
