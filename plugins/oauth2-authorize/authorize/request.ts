@@ -1,6 +1,7 @@
 import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../../core/capabilities/oauth2-server.ts';
 import { ONE_RESOURCE, resourceRefusal } from '../../../core/tokens/audience.ts';
 import { AuthorizeErrors } from '../errors.ts';
+import { parseScope } from '../grants/scope.ts';
 
 /** An authorization request that passed every check: the login may begin. */
 export interface AuthorizeRequest {
@@ -28,18 +29,9 @@ export interface RedirectedError {
 
 export type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; refusal: RedirectedError };
 
-/** RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\`. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX = { state: 2048, nonce: 512, scope: 2048, loginHint: 320, idp: 512 } as const;
-
-/** The scopes of a `scope` parameter, in order, without repeats; undefined when one breaks RFC 6749's syntax. */
-export function parseScope(text: string): string[] | undefined {
-  const tokens = text.split(' ').filter((s) => s !== '');
-  if (!tokens.every((s) => SCOPE_TOKEN.test(s))) return undefined;
-  return [...new Set(tokens)];
-}
 
 /** The one value of a parameter; undefined when absent, `null` when repeated (RFC 6749 §3.1 forbids it). */
 function single(params: URLSearchParams, name: string): string | undefined | null {

@@ -1,10 +1,9 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { stillAllowedScope } from '../login/require-client.ts';
-import type { CodeStore } from '../store/codes.ts';
-import type { FamilyRevoker } from '../store/revoke-grants.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
 import { isVerifier, verifierMatches } from './pkce.ts';
+import { stillAllowedScope } from './scope.ts';
+import type { CodeRedemption, FamilyRevoker } from './stores.ts';
 
 const required = (params: ReadonlyMap<string, string>, name: string): string => {
   const value = params.get(name);
@@ -41,7 +40,7 @@ const codeRevoked = () =>
  * at the login. A replayed code revokes every token it issued.
  */
 export function authorizationCodeGrant(
-  deps: TokenIssuing & { codes: CodeStore; revokeFamily: FamilyRevoker },
+  deps: TokenIssuing & { codes: CodeRedemption; revokeFamily: FamilyRevoker },
 ): OAuthGrant {
   return {
     type: 'authorization_code',

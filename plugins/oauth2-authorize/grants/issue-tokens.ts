@@ -7,7 +7,7 @@ import {
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import { randomSecret } from '../../../core/ids.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
-import type { FamilyStore, IssuedAccess } from '../store/families.ts';
+import type { GrantFamilies, IssuedAccess } from './stores.ts';
 
 /** How refresh tokens look: a prefix secret scanners can recognise, then 256 random bits. */
 export const REFRESH_PREFIX = 'isr_';
@@ -15,7 +15,7 @@ export const REFRESH_PREFIX = 'isr_';
 export interface TokenIssuing {
   server: OAuth2Server;
   directory: PersonDirectory;
-  families: FamilyStore;
+  families: GrantFamilies;
   /** Seconds a refresh token lives unless the client says otherwise. */
   refreshLifetime: number;
   /** PUBLIC_BASE_URL: under it, each organization's own audience (RFC 8707 resources are checked). */

@@ -3,10 +3,9 @@ import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { parseScope } from '../authorize/request.ts';
-import { stillAllowedScope } from '../login/require-client.ts';
-import type { FamilyRevoker } from '../store/revoke-grants.ts';
 import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
+import { parseScope, stillAllowedScope } from './scope.ts';
+import type { FamilyRevoker } from './stores.ts';
 
 /**
  * The refresh_token grant (RFC 6749 §6) with rotation: every refresh spends the token presented and

@@ -12,10 +12,10 @@ import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
+import { stillAllowedScope } from '../grants/scope.ts';
 import type { CodeStore } from '../store/codes.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { LoginAnswer } from './answer.ts';
-import { stillAllowedScope } from './require-client.ts';
 
 /** Who signed in, by which factor, for the ID token, the events and the code. */
 export interface SignedIn {

@@ -32,7 +32,3 @@ export async function requireLoginClient(
     });
   return client;
 }
-
-/** The scope of the login the client may still have: one an administrator removed since is not granted. */
-export const stillAllowedScope = (scope: readonly string[], client: Pick<OAuthClient, 'scopes'>): string[] =>
-  scope.filter((s) => client.scopes.includes(s));

@@ -11,6 +11,7 @@ import {
 } from '../../../core/tokens/reserved-claims.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import { issueTokens, refuseRevoked, type TokenIssuing } from '../grants/issue-tokens.ts';
+import type { FamilyStore } from '../store/families.ts';
 
 /** What POST /oauth2/tokens/mint asks, its organization taken from the API key. */
 export interface MintRequest {
@@ -57,7 +58,9 @@ function scopesOf(client: OAuthClient, asked: readonly string[] = []): string[] 
  * reaches a login's. The ID token comes through the tokenIssuer as `mint`: no token_minted hook, never
  * first_token, TokenMinted_v1 with mint_token_api.
  */
-export function createMint(deps: TokenIssuing & { issuer: TokenIssuer; clock: Clock; headerPrefix: string }) {
+export function createMint(
+  deps: TokenIssuing & { families: FamilyStore; issuer: TokenIssuer; clock: Clock; headerPrefix: string },
+) {
   const product = deps.headerPrefix.toLowerCase();
 
   /** The first custom claim the caller may not set, refused with 400 naming it. */
