@@ -1,7 +1,7 @@
 import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../../core/capabilities/oauth2-server.ts';
 import { ONE_RESOURCE, resourceRefusal } from '../../../core/tokens/audience.ts';
+import { parseScope } from '../../oauth2/grants/index.ts';
 import { AuthorizeErrors } from '../errors.ts';
-import { parseScope } from '../grants/scope.ts';
 
 /** An authorization request that passed every check: the login may begin. */
 export interface AuthorizeRequest {

@@ -12,7 +12,7 @@ import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
-import { stillAllowedScope } from '../grants/scope.ts';
+import { stillAllowedScope } from '../../oauth2/grants/index.ts';
 import type { CodeStore } from '../store/codes.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { LoginAnswer } from './answer.ts';

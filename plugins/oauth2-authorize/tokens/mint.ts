@@ -9,8 +9,8 @@ import {
   ID_TOKEN_CLAIMS,
   reservedClaimOf,
 } from '../../../core/tokens/reserved-claims.ts';
+import { issueTokens, refuseRevoked, type TokenIssuing } from '../../oauth2/grants/index.ts';
 import { AuthorizeErrors } from '../errors.ts';
-import { issueTokens, refuseRevoked, type TokenIssuing } from '../grants/issue-tokens.ts';
 import type { FamilyStore } from '../store/families.ts';
 
 /** What POST /oauth2/tokens/mint asks, its organization taken from the API key. */

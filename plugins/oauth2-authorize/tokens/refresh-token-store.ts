@@ -6,7 +6,7 @@ import {
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { organizationAudience } from '../../../core/tokens/audience.ts';
-import { REFRESH_PREFIX } from '../grants/issue-tokens.ts';
+import { REFRESH_PREFIX } from '../../oauth2/grants/index.ts';
 import type { FamilyStore } from '../store/families.ts';
 import type { ClientPersonRevoker, FamilyRevoker } from '../store/revoke-grants.ts';
 
