@@ -55,7 +55,10 @@ function checked(name: string, value: number, min: number, max: number): number 
  * /oauth2/clients, a new secret), the token endpoint with client authentication and the
  * client_credentials grant, RFC 9068 access tokens signed with the deployment's token keys,
  * introspection and revocation, and the oauth2Server capability through which other plugins add grants
- * (the authorization endpoint adds authorization_code and refresh_token).
+ * (the authorization endpoint adds authorization_code and refresh_token, from grants/ with their stores).
+ * Its folders: clients/ (the client API, cache, authentication, hosted-UI configuration), tokens/ (the
+ * token endpoint, introspection, revocation, access tokens, the grant registry), grants/ (every grant),
+ * store/ (clients and revoked access tokens).
  *
  * @example
  * defineService({ plugins: [tokens(), oauth2({ accessTokenLifetimeSeconds: 900 })] })

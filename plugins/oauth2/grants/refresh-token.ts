@@ -42,7 +42,8 @@ export function refreshTokenGrant(
           throw new OAuthError('invalid_grant', 'refresh_token has expired');
         // Spent already, or superseded (another answer of its generation was used): a concurrent
         // refresh within the grace window, or a stolen copy replayed. Within the window the answer joins
-        // the family's current generation, so the family stays one chain (families.ts).
+        // the family's current generation, so the family stays one chain (oauth2-authorize's
+        // store/families.ts).
         const spent = await deps.families.spend(found.tokenHash, found.spentAt);
         const spentAt = spent.won ? found.spentAt : spent.spentAt;
         if (spentAt !== undefined && deps.clock.now() - spentAt > deps.graceSeconds * 1000) {

@@ -171,7 +171,7 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /** Which of these jtis are revoked. */
-    async revokedAmong(jtis: string[]): Promise<Set<string>> {
+    async findRevoked(jtis: string[]): Promise<Set<string>> {
       const ids = jtis.filter(isUuidText);
       if (ids.length === 0) return new Set();
       const rows = await db

@@ -44,7 +44,7 @@ export function createAccessTokens(deps: {
 }) {
   const { signer, issuer, clock, store, clients, defaults } = deps;
   const revoked = createBatchLoader(async (jtis) => {
-    const found = await store.revokedAmong(jtis);
+    const found = await store.findRevoked(jtis);
     return new Map([...found].map((jti) => [jti, true]));
   });
   let lastUnknownReload = Number.NEGATIVE_INFINITY;
