@@ -1,7 +1,5 @@
 import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
-
-/** RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\`. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+import { SCOPE_TOKEN } from '../schema.ts';
 
 /** The scopes of a `scope` parameter, in order, without repeats; undefined when one breaks RFC 6749's syntax. */
 export function parseScope(text: string): string[] | undefined {
