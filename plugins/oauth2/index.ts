@@ -5,21 +5,21 @@ import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { envInteger } from '../../core/contract/settings.ts';
 import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createAccessTokens } from './access-tokens.ts';
-import { createClientCache, type LifetimeDefaults } from './client-cache.ts';
-import { clientRoutes } from './client-routes.ts';
+import { createClientCache, type LifetimeDefaults } from './clients/cache.ts';
+import { createLastUsed } from './clients/last-used.ts';
+import { clientRoutes } from './clients/routes.ts';
+import { uiConfigurationRoutes } from './clients/ui-routes.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
-import { createLastUsed } from './last-used.ts';
 import { migrations } from './migrations/index.ts';
 import { MAX_ACCESS_TOKEN_SECONDS, MAX_REFRESH_TOKEN_SECONDS } from './schema.ts';
-import { createOAuth2Server } from './server.ts';
-import { createClientStore } from './store.ts';
-import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './token-routes.ts';
-import { uiConfigurationRoutes } from './ui-routes.ts';
+import { createClientStore } from './store/clients.ts';
+import { createAccessTokens } from './tokens/access-tokens.ts';
+import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './tokens/routes.ts';
+import { createOAuth2Server } from './tokens/server.ts';
 
-export { createClient } from './client-admin.ts';
+export { createClient } from './clients/admin.ts';
 export { ClientCreateSchema } from './schema.ts';
-export { createClientStore } from './store.ts';
+export { createClientStore } from './store/clients.ts';
 
 export interface OAuth2Options {
   /** Access-token lifetime in seconds for clients that set none; OAUTH2_ACCESS_TOKEN_LIFETIME wins. @default 3600 */
@@ -55,7 +55,10 @@ function checked(name: string, value: number, min: number, max: number): number 
  * /oauth2/clients, a new secret), the token endpoint with client authentication and the
  * client_credentials grant, RFC 9068 access tokens signed with the deployment's token keys,
  * introspection and revocation, and the oauth2Server capability through which other plugins add grants
- * (the authorization endpoint adds authorization_code and refresh_token).
+ * (the authorization endpoint adds authorization_code and refresh_token, from grants/ with their stores).
+ * Its folders: clients/ (the client API, cache, authentication, hosted-UI configuration), tokens/ (the
+ * token endpoint, introspection, revocation, access tokens, the grant registry), grants/ (every grant),
+ * store/ (clients and revoked access tokens).
  *
  * @example
  * defineService({ plugins: [tokens(), oauth2({ accessTokenLifetimeSeconds: 900 })] })

@@ -119,7 +119,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
   });
 
   return {
-    async family(familyId: string): Promise<Family | undefined> {
+    async findFamily(familyId: string): Promise<Family | undefined> {
       const [row] = await storage.db.select().from(f).where(eq(f.familyId, familyId)).limit(1);
       return row ? familyOf(row) : undefined;
     },

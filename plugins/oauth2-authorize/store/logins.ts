@@ -27,7 +27,7 @@ export type FoundLogin =
  * The login a form or a provider's return continues: open, and continued by the browser that opened it
  * (`browserHash`, the digest of its cookie); else the error page that says which of those failed.
  */
-export function openLoginOf(
+export function requireOpenLogin(
   found: FoundLogin,
   browserHash: string | undefined,
   why: { unknown: string; otherBrowser: string },

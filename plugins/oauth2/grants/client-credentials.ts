@@ -1,7 +1,7 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
 import { requestedResource } from '../../../core/tokens/audience.ts';
-import type { AccessTokens } from '../access-tokens.ts';
-import { grantedScope } from '../scopes.ts';
+import type { AccessTokens } from '../tokens/access-tokens.ts';
+import { grantedScope } from '../tokens/scopes.ts';
 
 /**
  * The client_credentials grant (RFC 6749 §4.4): a confidential client, authenticated by the token

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { ServiceError } from '../../../core/errors.ts';
-import { handleOf } from '../../../plugins/oauth2-authorize/login.ts';
+import { handleOf } from '../../../plugins/oauth2-authorize/login/login.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { sweep } from '../../../plugins/oauth2-authorize/sweeper.ts';
+import { sweep } from '../../../plugins/oauth2-authorize/store/sweeper.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {

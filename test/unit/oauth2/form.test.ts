@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test';
 import fc from 'fast-check';
-import { readForm } from '../../../plugins/oauth2/form.ts';
+import { readForm } from '../../../plugins/oauth2/tokens/form.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const request = new Request('http://localhost/oauth2/tokens', { method: 'POST', headers: FORM });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test';
 import { createLogger } from '../../../core/log.ts';
-import { createLastUsed } from '../../../plugins/oauth2/last-used.ts';
+import { createLastUsed } from '../../../plugins/oauth2/clients/last-used.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { basic, startOAuth2Service } from './fixture.ts';

@@ -1,0 +1,287 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import { browserBinding } from '../../../core/http/browser-binding.ts';
+import { addressBucket } from '../../../core/http/client.ts';
+import { formPostParams, formPostRedirect } from '../../../core/http/form-post-callback.ts';
+import { type PageSources, pageHeaders } from '../../../core/http/hosted-page.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import type { LoginAnswer } from '../login/answer.ts';
+import type { Login } from '../login/login.ts';
+import { errorPage } from '../login/page.ts';
+import { digest } from '../store/digest.ts';
+import type { createUserInfo } from '../tokens/userinfo.ts';
+import {
+  getAuthorizeDoc,
+  loginDoc,
+  postAuthorizeDoc,
+  ssoCallbackDoc,
+  ssoCallbackPostedDoc,
+  ssoDoc,
+  userInfoDoc,
+  userInfoPreflightDoc,
+} from './docs.ts';
+import { checkAuthorizeRequest } from './request.ts';
+
+export interface AuthorizeRouteDeps {
+  server: OAuth2Server;
+  login: Login;
+  userInfo: ReturnType<typeof createUserInfo>;
+  readContext: (request: Request) => RequestContext;
+  perAddress: TokenBuckets;
+  baseUrl: string;
+  /** The CSP source of the pages' inline stylesheet. */
+  style: string;
+  /** Seconds the browser cookie lives: the login's lifetime. */
+  cookieMaxAge: number;
+}
+
+const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
+  new Response(null, {
+    status,
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
+  });
+
+/** The credential a callback's path names (core/sso/redirect-uris.ts). */
+const CallbackIdParams = v.object({
+  callback_id: v.pipe(
+    v.string(),
+    v.maxLength(64, 'callback_id must be at most 64 characters'),
+    v.description("The credential's callback ID, as in its hosted_login_redirect_uri"),
+  ),
+});
+
+/**
+ * The shared callback of before per-credential redirect URIs: with one callback for every credential,
+ * the state alone chose whose token endpoint got the code (RFC 9700 section 4.4). It continues nothing,
+ * and is out of the OpenAPI document as it never succeeds (the live callback's description says so).
+ */
+const retired = () =>
+  AuthorizeErrors.SSO_CALLBACK_RETIRED(
+    "This address no longer takes sign-ins: each SSO credential has a redirect URI of its own. The organization must register the credential's hosted_login_redirect_uri at the provider. Nothing was redeemed; start the sign-in again from the application.",
+  );
+
+const FORM = 'application/x-www-form-urlencoded';
+const mediaType = (request: Request) =>
+  request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+
+/** A form-encoded body's parameters; another type, or a body that cannot be read, is an error page. */
+async function readForm(request: Request, what: string): Promise<URLSearchParams> {
+  if (mediaType(request) !== FORM) throw AuthorizeErrors.INVALID_FORM(`${what} must be sent as ${FORM}`);
+  const body = await request.text().catch(() => {
+    throw AuthorizeErrors.INVALID_FORM(`the body of ${what} could not be read`);
+  });
+  return new URLSearchParams(body);
+}
+
+const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
+const SSO_FIELDS = ['csrf_token', 'credential'] as const;
+
+function singleField(body: URLSearchParams, name: string): string {
+  const all = body.getAll(name);
+  if (all.length !== 1 || !all[0])
+    throw AuthorizeErrors.INVALID_FORM(`${name} must be given once and not be empty`);
+  return all[0];
+}
+
+/**
+ * GET and POST /oauth2/authorize, POST /oauth2/authorize/login (the hosted form), the SSO routes of the
+ * hosted login, and GET, POST /oauth2/userinfo.
+ */
+export function authorizeRoutes(deps: AuthorizeRouteDeps) {
+  // The login's browser: the same binding as SSO sign-in's, under its own name and lifetime.
+  const browserCookie = browserBinding({
+    baseUrl: deps.baseUrl,
+    name: 'oauth2_browser',
+    maxAgeSeconds: deps.cookieMaxAge,
+  });
+  const baseOrigin = new URL(deps.baseUrl).origin;
+
+  const page = (
+    status: number,
+    html: string,
+    formTargets: string[] = [],
+    extra: Record<string, string> = {},
+    sources: PageSources = {},
+  ) =>
+    new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets, sources), ...extra } });
+  const errorAnswer = (error: unknown) => {
+    if (!(error instanceof ServiceError)) throw error;
+    return page(error.status, errorPage(error.message), [], error.headers ?? {});
+  };
+  /** A form posted by a page of this service: same origin (when the browser says), form-encoded. */
+  const formOf = async (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (origin !== null && origin !== baseOrigin)
+      throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
+    return readForm(request, 'the form');
+  };
+  const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
+    answer.kind === 'redirect'
+      ? redirect(303, answer.location, extra)
+      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra }, answer.sources);
+
+  /**
+   * GET and POST /oauth2/authorize: the same checks on the parameters, the query's or the form's. No
+   * cookie or Origin is asked of a POST: like a GET, it is a navigation from the client application.
+   */
+  const authorize = async (request: Request, readParams: () => Promise<URLSearchParams>) => {
+    try {
+      const rc = deps.readContext(request);
+      if (rc.clientIp) {
+        const take = await deps.perAddress.take(addressBucket(rc.clientIp));
+        if (!take.ok)
+          throw AuthorizeErrors.TOO_MANY_REQUESTS.with({
+            headers: { 'retry-after': String(take.retryAfterSeconds) },
+          })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
+      }
+      const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
+      if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
+      const browser = browserCookie.take(request);
+      const answer = await deps.login.open(checked.request, browser.value);
+      return render(answer, { 'set-cookie': browser.setCookie });
+    } catch (error) {
+      return errorAnswer(error);
+    }
+  };
+
+  return new Elysia()
+    .get(
+      '/oauth2/authorize',
+      ({ request }) => authorize(request, async () => new URL(request.url).searchParams),
+      { detail: getAuthorizeDoc },
+    )
+    .post(
+      '/oauth2/authorize',
+      ({ request }) => authorize(request, () => readForm(request, 'the authorization request')),
+      {
+        parse: 'none',
+        detail: postAuthorizeDoc,
+      },
+    )
+    .post(
+      '/oauth2/authorize/login',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', handle: '', password: '' };
+          for (const name of FORM_FIELDS) form[name] = singleField(body, name);
+          if (form.handle.length > 320 || form.password.length > 1024)
+            throw AuthorizeErrors.INVALID_FORM(
+              'handle must be at most 320 and password at most 1024 characters',
+            );
+          const sent = browserCookie.sent(request);
+          const answer = await deps.login.submit(
+            { csrfToken: form.csrf_token, handle: form.handle, password: form.password },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: loginDoc },
+    )
+    .post(
+      '/oauth2/authorize/sso',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', credential: '' };
+          for (const name of SSO_FIELDS) form[name] = singleField(body, name);
+          if (form.credential.length > 512)
+            throw AuthorizeErrors.INVALID_FORM('credential must be at most 512 characters');
+          const sent = browserCookie.sent(request);
+          return render(
+            await deps.login.choose({ csrfToken: form.csrf_token, credential: form.credential }, sent),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: ssoDoc },
+    )
+    .get(
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
+        try {
+          const sent = browserCookie.sent(request);
+          const query = new URL(request.url).searchParams;
+          return render(
+            await deps.login.callback(query, params.callback_id, sent, deps.readContext(request)),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { params: CallbackIdParams, detail: ssoCallbackDoc },
+    )
+    .post(
+      `${HOSTED_LOGIN_CALLBACK_PATH}/:callback_id`,
+      async ({ request, params }) => {
+        const read = await formPostParams(request);
+        if (!read.ok) return errorAnswer(AuthorizeErrors.INVALID_FORM(read.problem));
+        const own = credentialRedirectUri(deps.baseUrl, HOSTED_LOGIN_CALLBACK_PATH, params.callback_id);
+        return formPostRedirect(own, read.params);
+      },
+      { parse: 'none', params: CallbackIdParams, detail: ssoCallbackPostedDoc },
+    )
+    .get(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), { detail: { hide: true } })
+    .post(HOSTED_LOGIN_CALLBACK_PATH, () => errorAnswer(retired()), {
+      parse: 'none',
+      detail: { hide: true },
+    })
+    .options('/oauth2/userinfo', () => new Response(null, { status: 204, headers: USERINFO_PREFLIGHT }), {
+      detail: userInfoPreflightDoc,
+    })
+    .get(
+      '/oauth2/userinfo',
+      ({ request }) => userInfoResponse(deps, request),
+      userInfoDoc('GetOauth2Userinfo'),
+    )
+    .post('/oauth2/userinfo', ({ request }) => userInfoResponse(deps, request), {
+      ...userInfoDoc('PostOauth2Userinfo'),
+      parse: 'none',
+    });
+}
+
+/**
+ * CORS for userinfo, so a browser app (a public client) can read it with its access token: any origin,
+ * since the request carries the token, never a cookie. Its refusals too, with their WWW-Authenticate.
+ */
+const USERINFO_CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'www-authenticate',
+};
+const USERINFO_PREFLIGHT = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST',
+  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-max-age': '600',
+};
+
+async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
+  const cors = request.headers.has('origin') ? USERINFO_CORS : {};
+  try {
+    const info = await deps.userInfo(request.headers.get('authorization'));
+    return new Response(JSON.stringify(info), {
+      headers: {
+        'content-type': 'application/json',
+        'cache-control': 'no-store',
+        pragma: 'no-cache',
+        ...cors,
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof ServiceError) || !request.headers.has('origin')) throw error;
+    throw new ServiceError(error.status, error.code, error.message, {
+      cause: error,
+      headers: { ...error.headers, ...cors },
+    });
+  }
+}

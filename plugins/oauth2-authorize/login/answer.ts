@@ -1,0 +1,75 @@
+import type { HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
+import type { SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
+import type { PageSources } from '../../../core/http/hosted-page.ts';
+import { redirectTo } from '../authorize/request.ts';
+import type { PendingLogin } from '../store/logins.ts';
+import { type LoginPageInput, loginPage } from './page.ts';
+import { headOf, lookOf } from './page-look.ts';
+
+/** A page to answer: the form (again, with why). */
+export interface LoginPage {
+  kind: 'page';
+  status: number;
+  html: string;
+  /** Origins the form's answer may redirect to (the CSP's form-action). */
+  formTargets: string[];
+  /** The page's own stylesheet and image origins, for the CSP (the client's hosted-UI configuration). */
+  sources?: PageSources;
+  headers?: Record<string, string>;
+}
+
+/** What the login answers: a page or a redirect to the client. */
+export type LoginAnswer = LoginPage | { kind: 'redirect'; location: string };
+
+/** The origin a redirect URI sends the browser to, for the page's form-action. */
+const originOf = (uri: string) => new URL(uri).origin;
+
+/**
+ * The login's two answers, the form page and the redirect to the client, with the SSO credentials the
+ * page offers.
+ */
+export function createLoginAnswers(deps: {
+  /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
+  baseUrl: string;
+  /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
+  sso: () => HostedLoginSso | undefined;
+}) {
+  const action = `${deps.baseUrl}/oauth2/authorize/login`;
+  const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
+
+  /** The SSO credentials the organization offers here (none without an SSO plugin). */
+  const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
+
+  /**
+   * The form, with one button per SSO credential offered. The CSP's form-action lists the client's
+   * origin (the password form's answer) and the providers' (an SSO button's answer redirects there).
+   */
+  const page = async (
+    status: number,
+    login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
+    offered?: SsoChoice[],
+  ): Promise<LoginPage> => {
+    const choices = offered ?? (await choicesOf(login.orgId));
+    const look = lookOf(input.ui, input.clientName);
+    const { head, sources } = await headOf(look);
+    return {
+      kind: 'page',
+      status,
+      html: loginPage({ ...input, action, ssoAction, choices }, look, head),
+      sources,
+      formTargets: [
+        originOf(login.redirectUri),
+        ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),
+      ],
+    };
+  };
+
+  /** The redirect that answers the client: the code, or an error (RFC 6749 §4.1.2, RFC 9207 iss). */
+  const answer = (redirectUri: string, params: Record<string, string | undefined>): LoginAnswer => ({
+    kind: 'redirect',
+    location: redirectTo(redirectUri, { ...params, iss: deps.baseUrl }),
+  });
+
+  return { choicesOf, page, answer };
+}

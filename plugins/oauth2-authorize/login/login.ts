@@ -1,0 +1,249 @@
+import type { HostedLogin, HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
+import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
+import type { PasswordAuthenticator } from '../../../core/capabilities/password-authenticator.ts';
+import type {
+  HandleType,
+  PersonDirectory,
+  PersonHandle,
+} from '../../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import { randomSecret } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import { type AuthorizeRequest, type RedirectedError, redirectTo } from '../authorize/request.ts';
+import { AuthorizeErrors } from '../errors.ts';
+import type { CodeStore } from '../store/codes.ts';
+import { digest } from '../store/digest.ts';
+import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
+import { createLoginAnswers, type LoginAnswer } from './answer.ts';
+import { createLoginFinish, type SignedIn } from './finish.ts';
+import { handleTypesOf } from './page-look.ts';
+import { requireLoginClient } from './require-client.ts';
+
+export interface LoginDeps {
+  server: OAuth2Server;
+  authenticator: PasswordAuthenticator;
+  issuer: TokenIssuer;
+  directory: PersonDirectory;
+  logins: LoginStore;
+  codes: CodeStore;
+  events: EventPublisher;
+  clock: Clock;
+  /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
+  baseUrl: string;
+  /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
+  sso: () => HostedLoginSso | undefined;
+}
+
+/**
+ * The kind of handle typed into the one field: with an `@` an email address, starting with `+` a phone
+ * number (E.164, as handles are stored), else a username (which may be all digits).
+ */
+export function handleOf(typed: string): PersonHandle {
+  const value = typed.trim();
+  const type: HandleType = value.includes('@')
+    ? 'email_address'
+    : /^\+[0-9 ().-]{7,}$/.test(value)
+      ? 'phone_number'
+      : 'username';
+  return { type, value };
+}
+
+/** What the page says for a handle and password that do not sign anyone in. */
+const WRONG_HANDLE_OR_PASSWORD = 'The handle and password do not match.';
+
+/**
+ * The hosted login: opens a login for a validated authorization request (the form), and finishes it on
+ * submission: the password check, the ID token (the token_minted hook runs as the token issuer mints
+ * it), AuthenticationSucceeded_v1, a code, and the redirect back to the client.
+ */
+export function createLogin(deps: LoginDeps) {
+  const { logins } = deps;
+  const { choicesOf, page, answer } = createLoginAnswers(deps);
+  const { mint, grant } = createLoginFinish({
+    issuer: deps.issuer,
+    directory: deps.directory,
+    codes: deps.codes,
+    events: deps.events,
+    clock: deps.clock,
+    answer,
+  });
+
+  /** What the SSO buttons (the hostedLoginSso capability) borrow from the login. */
+  const parts: HostedLogin<PendingLogin, OAuthClient, LoginAnswer> = {
+    digest,
+    open: async (loginHash, browserHash, why) =>
+      requireOpenLogin(await logins.findHashed(loginHash), browserHash, why),
+    organization: (login) => login.orgId,
+    async client(login) {
+      const client = await requireLoginClient(deps.server, login, answer);
+      return 'clientId' in client ? { ok: true, client } : { ok: false, answer: client };
+    },
+    request: (loginHash) => logins.requestOfHashed(loginHash),
+    finish: (loginHash) => logins.finishHashed(loginHash),
+    retry: (login, client, csrfToken, error) =>
+      page(400, login, { clientName: client.name, ui: client.ui, csrfToken, error }),
+    async reopen(login, client, browser, error) {
+      const loginId = randomSecret('');
+      await logins.open(loginId, browser, login);
+      return page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
+    },
+    async signIn(login, client, who, rc) {
+      const minted = await mint(login, client, who, rc);
+      return minted.ok ? { ok: true, answer: await grant(login, client, minted, rc) } : minted;
+    },
+    refuse: (login, error, description) =>
+      answer(login.redirectUri, { error, error_description: description, state: login.state }),
+    redirect: (location) => ({ kind: 'redirect', location }),
+    notFound: (message) => AuthorizeErrors.LOGIN_NOT_FOUND(message),
+    forbidden: (message) => AuthorizeErrors.LOGIN_FORBIDDEN(message),
+  };
+
+  return {
+    /** The client's redirect for a refused authorization request. */
+    refusal: (r: RedirectedError): string =>
+      redirectTo(r.redirectUri, {
+        error: r.error,
+        error_description: r.description,
+        state: r.state,
+        iss: deps.baseUrl,
+      }),
+
+    /** Opens a login for the request, bound to the browser, and answers the form. */
+    async open(request: AuthorizeRequest, browser: string): Promise<LoginAnswer> {
+      const loginId = randomSecret('');
+      const login: PendingLogin = {
+        orgId: request.client.orgId,
+        clientId: request.client.clientId,
+        redirectUri: request.redirectUri,
+        scope: request.scope,
+        state: request.state,
+        nonce: request.nonce,
+        codeChallenge: request.codeChallenge,
+        resource: request.resource,
+      };
+      await logins.open(loginId, browser, login);
+      const choices = await choicesOf(login.orgId);
+      const form = {
+        clientName: request.client.name,
+        ui: request.client.ui,
+        csrfToken: loginId,
+        handle: request.loginHint,
+      };
+      if (request.idp !== undefined) {
+        // Direct selection: straight to the provider, or the page saying why not (never a redirect).
+        const chosen = choices.find((c) => c.clientId === request.idp);
+        const sso = deps.sso();
+        const started =
+          chosen && sso ? await sso.begin(parts, login.orgId, loginId, chosen.clientId) : undefined;
+        if (started?.ok) return { kind: 'redirect', location: started.url };
+        return page(
+          400,
+          login,
+          {
+            ...form,
+            error: started
+              ? `Signing in with ${chosen?.name} is not possible right now: ${started.message}`
+              : `The sign-in provider "${request.idp}" named by idp is not available for ${request.client.name}.`,
+          },
+          choices,
+        );
+      }
+      return page(200, login, form, choices);
+    },
+
+    /**
+     * Finishes a login from its form. `browserHash` is the digest of the browser cookie sent with it
+     * (undefined without one); the caller has checked the Origin.
+     */
+    async submit(
+      form: { csrfToken: string; handle: string; password: string },
+      browserHash: string | undefined,
+      rc: RequestContext,
+    ): Promise<LoginAnswer> {
+      const login = requireOpenLogin(await logins.find(form.csrfToken), browserHash, {
+        unknown: 'this sign-in was never started here (csrf_token names no sign-in under way)',
+        otherBrowser:
+          'the form was not sent by the browser that opened this sign-in (its cookie is missing or another)',
+      });
+      const client = await requireLoginClient(deps.server, login, answer);
+      if (!('clientId' in client)) return client;
+
+      const handle = handleOf(form.handle);
+      const retry = {
+        clientName: client.name,
+        ui: client.ui,
+        csrfToken: form.csrfToken,
+        handle: form.handle,
+      };
+      // A handle of a type this client's page does not take is refused as a wrong one, unchecked.
+      if (!handleTypesOf(client.ui).includes(handle.type))
+        return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });
+      const checked = await deps.authenticator.check(login.orgId, {
+        handle,
+        password: form.password,
+        request: rc.analytics,
+      });
+      if (!checked.ok) {
+        if (checked.reason === 'rate_limited') {
+          const after = checked.retryAfter ?? 60;
+          return {
+            ...(await page(429, login, {
+              ...retry,
+              error: `Too many attempts. Try again in ${after} seconds.`,
+            })),
+            headers: { 'retry-after': String(after) },
+          };
+        }
+        return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });
+      }
+      // One submission finishes a login; a second (a double click) finds it used.
+      if (!(await logins.finish(form.csrfToken)))
+        throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in has already been completed');
+
+      const who: SignedIn = {
+        personId: checked.personId,
+        method: 'password',
+        authentication: checked.authentication,
+      };
+      const minted = await mint(login, client, who, rc);
+      if (!minted.ok)
+        return answer(login.redirectUri, {
+          error: 'access_denied',
+          error_description: 'the sign-in was refused by the organization (token_minted hook)',
+          state: login.state,
+        });
+      return grant(login, client, minted, rc);
+    },
+
+    /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */
+    async choose(form: { csrfToken: string; credential: string }, browser: string | undefined) {
+      const sso = deps.sso();
+      if (sso) return sso.choose(parts, form, browser);
+      // Without SSO sign-in no button is offered: a hand-made one finds its login, and no provider.
+      const login = await parts.open(await digest(form.csrfToken), browser && (await digest(browser)), {
+        unknown: 'this sign-in was never started here',
+        otherBrowser:
+          'the sign-in was not continued by the browser that opened it (its cookie is missing or another)',
+      });
+      const client = await parts.client(login);
+      if (!client.ok) return client.answer;
+      return parts.retry(login, client.client, form.csrfToken, 'This sign-in provider is not offered here.');
+    },
+
+    /** GET /oauth2/authorize/sso/callback/{callback_id}: a provider's answer, for the SSO buttons. */
+    async callback(
+      params: URLSearchParams,
+      callbackId: string,
+      browser: string | undefined,
+      rc: RequestContext,
+    ) {
+      const sso = deps.sso();
+      if (!sso) throw AuthorizeErrors.LOGIN_NOT_FOUND('single sign-on is not offered here');
+      return sso.callback(parts, params, callbackId, browser, rc);
+    },
+  };
+}
+
+export type Login = ReturnType<typeof createLogin>;

@@ -1,0 +1,75 @@
+// The hosted login page and the error page, in the service's page shell (core/http/hosted-page.ts):
+// server-rendered, no script, no external asset, the one stylesheet allowed by its hash.
+
+import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
+import { hostedPage } from '../../../core/http/hosted-page.ts';
+import { escapeHtml } from '../../../core/http/html.ts';
+import type { PageLook } from './page-look.ts';
+
+export interface LoginPageInput {
+  clientName: string;
+  /** The client's hosted-UI configuration (its title, logo, texts, handle types); absent: the defaults. */
+  ui?: OAuthClientUiConfiguration | undefined;
+  /** Where the form posts: PUBLIC_BASE_URL + /oauth2/authorize/login. */
+  action: string;
+  /** The login's ID: the form's CSRF token, bound to the browser's cookie. */
+  csrfToken: string;
+  handle?: string | undefined;
+  error?: string | undefined;
+  /** Where an SSO button posts: PUBLIC_BASE_URL + /oauth2/authorize/sso. */
+  ssoAction?: string;
+  /** One button per SSO credential offered: the credential's client ID and its name. */
+  choices?: readonly { clientId: string; name: string }[];
+}
+
+/** One form per SSO credential: each posts the login's CSRF token and the credential it names. */
+function ssoForms(input: LoginPageInput, look: PageLook): string {
+  const choices = input.choices ?? [];
+  if (!choices.length || !input.ssoAction) return '';
+  // split/join, not replace: a name holding "$&" must stay as written.
+  const label = (name: string) => look.texts.sso_button.split('{name}').join(name);
+  const forms = choices.map(
+    (c) => `<form method="post" action="${escapeHtml(input.ssoAction ?? '')}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+<input type="hidden" name="credential" value="${escapeHtml(c.clientId)}">
+<button type="submit">${escapeHtml(label(c.name))}</button>
+</form>`,
+  );
+  return `\n<section class="sso" aria-label="Single sign-on">\n${forms.join('\n')}\n</section>`;
+}
+
+/**
+ * The sign-in form: a handle (of the types the client takes) and a password, then one button per SSO
+ * credential offered; with the client's title, logo and texts, and a help link beside an error.
+ * `look` is lookOf(input.ui), `head` headOf(look): the favicon and the background's stylesheet.
+ */
+export function loginPage(input: LoginPageInput, look: PageLook, head = ''): string {
+  const help = look.supportUrl
+    ? `<p class="help"><a href="${escapeHtml(look.supportUrl)}" rel="noreferrer">${escapeHtml(look.texts.help_link)}</a></p>\n`
+    : '';
+  const error = input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>\n${help}` : '';
+  const logo = look.logoUrl ? `<img class="logo" src="${escapeHtml(look.logoUrl)}" alt="">\n` : '';
+  return hostedPage(
+    look.title,
+    `${logo}<h1>${escapeHtml(look.title)}</h1>
+${error}<form class="login" method="post" action="${escapeHtml(input.action)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
+<label for="handle">${escapeHtml(look.texts.handle_label)}</label>
+<input id="handle" name="handle" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="320" value="${escapeHtml(input.handle ?? '')}"${input.handle ? '' : ' autofocus'}>
+<label for="password">${escapeHtml(look.texts.password_label)}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${input.handle ? ' autofocus' : ''}>
+<button type="submit">${escapeHtml(look.texts.submit)}</button>
+</form>${ssoForms(input, look)}`,
+    head,
+  );
+}
+
+/** A page for a problem the service cannot send back to the application. */
+export function errorPage(message: string): string {
+  return hostedPage(
+    'Sign-in problem',
+    `<h1>This sign-in cannot continue</h1>
+<p class="error" role="alert">${escapeHtml(message)}</p>
+<p class="note">Go back to the application and start the sign-in again.</p>`,
+  );
+}

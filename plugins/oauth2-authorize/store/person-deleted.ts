@@ -1,0 +1,24 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { beforePersonDeleted } from '../../../core/persons/before-person-deleted.ts';
+import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
+
+/**
+ * A deleted person's grants go with it, in the deleting transaction: its codes, token families and
+ * refresh tokens (a refresh then answers invalid_grant; its access tokens expire on their own).
+ */
+export const forgetDeletedPerson = beforePersonDeleted.attach({
+  async run({ orgId, personId, tx }) {
+    const f = oauth2AuthorizeFamilies;
+    const families = tx.db
+      .select({ id: f.familyId })
+      .from(f)
+      .where(and(eq(f.orgId, orgId), eq(f.personId, personId)));
+    await tx.db
+      .delete(oauth2AuthorizeRefreshTokens)
+      .where(inArray(oauth2AuthorizeRefreshTokens.familyId, families));
+    await tx.db
+      .delete(oauth2AuthorizeCodes)
+      .where(and(eq(oauth2AuthorizeCodes.orgId, orgId), eq(oauth2AuthorizeCodes.personId, personId)));
+    await tx.db.delete(f).where(and(eq(f.orgId, orgId), eq(f.personId, personId)));
+  },
+});

@@ -1,0 +1,107 @@
+import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { AuthorizeErrors } from '../errors.ts';
+
+/** The UserInfo response (OIDC Core §5.3; the reference's UserinfoOAuth2Response). */
+export interface UserInfo {
+  sub: string;
+  iss: string;
+  /** The client the access token was issued to. */
+  aud: string;
+  org_id: string;
+  email?: string;
+  email_verified?: boolean;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+  username?: string;
+}
+
+/** RFC 6750 §3: the challenge that says why a bearer token was refused. */
+const challenge = (
+  error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+) => ({
+  'www-authenticate': `Bearer error="${error}", error_description="${description.replaceAll('"', "'")}"`,
+});
+
+const invalid = (description: string) =>
+  AuthorizeErrors.INVALID_TOKEN.with({ headers: challenge('invalid_token', description) })(description);
+
+/**
+ * RFC 6750 §3.1: a request with no authentication information (no Authorization header, or another
+ * scheme than Bearer) gets the bare challenge, no error code: it did not present a token to refuse.
+ */
+const unauthenticated = () =>
+  AuthorizeErrors.INVALID_TOKEN.with({ headers: { 'www-authenticate': 'Bearer' } })(
+    'an access token is required as Authorization: Bearer <token>',
+  );
+
+const isBearer = (header: string) => /^Bearer(?: |$)/i.test(header);
+
+/** The bearer token of an Authorization header (RFC 6750 §2.1), or undefined. */
+export function bearerOf(header: string | null): string | undefined {
+  const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/**
+ * GET and POST /oauth2/userinfo: the person an access token with the openid scope was issued for. The
+ * handles the scopes ask for (email, phone, username) are answered as the person has them now, the
+ * `_verified` members with the handle's `verified` flag (a link followed, an SSO provider's word, a
+ * password reset through that address, or the organization's through the API).
+ */
+export function createUserInfo(deps: {
+  server: OAuth2Server;
+  directory: PersonDirectory;
+  /** PUBLIC_BASE_URL: the issuer, under which each organization's own audience is. */
+  publicBaseUrl: string;
+}) {
+  /**
+   * Userinfo is a resource of the organization's own audience (RFC 9068 §4): a token a client asked for
+   * another resource (RFC 8707) is that resource's, which must not be able to replay it here. A token
+   * issued before audiences were per organization has the base URL itself, and is taken until it expires.
+   */
+  const forUserinfo = (aud: string, orgId: string) =>
+    aud === organizationAudience(deps.publicBaseUrl, orgId) || aud === deps.publicBaseUrl;
+  return async function userInfo(authorization: string | null): Promise<UserInfo> {
+    const token = bearerOf(authorization);
+    if (!token) {
+      if (authorization === null || !isBearer(authorization)) throw unauthenticated();
+      // A malformed request (RFC 6750 §3.1 invalid_request, 400), not a token to refuse.
+      const description = 'the Authorization header must be Bearer and one access token';
+      throw AuthorizeErrors.MALFORMED_BEARER.with({ headers: challenge('invalid_request', description) })(
+        description,
+      );
+    }
+    const claims = await deps.server.verifyAccessToken(token);
+    if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');
+    if (!forUserinfo(claims.aud, claims.oid))
+      throw invalid(
+        "the access token is for another resource (its aud): userinfo takes the tokens of the organization's own audience, asked for without a resource",
+      );
+    const scope = claims.scope.split(' ');
+    if (!scope.includes('openid'))
+      throw AuthorizeErrors.INSUFFICIENT_SCOPE.with({
+        headers: challenge('insufficient_scope', 'the access token was not granted the openid scope'),
+      })('the access token was not granted the openid scope');
+    const person = await deps.directory.get(claims.oid, claims.sub);
+    if (!person?.active) throw invalid('the person of this access token is disabled or no longer exists');
+    const handle = (type: string) => person.handles.find((h) => h.type === type);
+    const info: UserInfo = {
+      sub: person.personId,
+      iss: claims.iss,
+      aud: claims.client_id,
+      org_id: claims.oid,
+    };
+    const email = handle('email_address');
+    if (scope.includes('email') && email)
+      Object.assign(info, { email: email.value, email_verified: email.verified });
+    const phone = handle('phone_number');
+    if (scope.includes('phone') && phone)
+      Object.assign(info, { phone_number: phone.value, phone_number_verified: phone.verified });
+    const username = handle('username');
+    if (scope.includes('username') && username) info.username = username.value;
+    return info;
+  };
+}

@@ -1,0 +1,65 @@
+import type * as v from 'valibot';
+import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
+import { checkClientShape, checkResources, unique } from './rules.ts';
+
+/** What the client rules need of the deployment. */
+export interface ClientRuleContext {
+  /** PUBLIC_BASE_URL: no resource may be under it. */
+  publicBaseUrl: string;
+}
+
+/** Creates a client from a validated create body (the route and the CLI): its row and, once, its secret. */
+export function createClient(
+  store: ClientStore,
+  orgId: string,
+  body: v.InferOutput<typeof ClientCreateSchema>,
+  rules: ClientRuleContext,
+): Promise<{ row: ClientRow; secret?: string }> {
+  const shape = {
+    public: body.public ?? false,
+    grantTypes: unique(body.grant_types),
+    redirectUris: unique(body.redirect_uris ?? []),
+  };
+  checkClientShape(shape, 'body');
+  checkResources(body.resources ?? [], rules.publicBaseUrl);
+  return store.create(orgId, {
+    ...shape,
+    name: body.client_name,
+    scopes: unique(body.scopes),
+    resources: unique(body.resources ?? []),
+    ...(body.access_token_duration != null ? { accessTokenDuration: body.access_token_duration } : {}),
+    ...(body.refresh_token_duration != null ? { refreshTokenDuration: body.refresh_token_duration } : {}),
+  });
+}
+
+/** Applies a validated PATCH body: members left out are kept; null durations return to the default. */
+export function patchClient(
+  store: ClientStore,
+  row: ClientRow,
+  body: v.InferOutput<typeof ClientPatchSchema>,
+  rules: ClientRuleContext,
+): Promise<ClientRow> {
+  if (body.resources !== undefined) checkResources(body.resources, rules.publicBaseUrl);
+  const grantTypes = body.grant_types === undefined ? undefined : unique(body.grant_types);
+  const redirectUris = body.redirect_uris === undefined ? undefined : unique(body.redirect_uris);
+  checkClientShape(
+    {
+      public: row.public,
+      grantTypes: grantTypes ?? row.grantTypes,
+      redirectUris: redirectUris ?? row.redirectUris,
+    },
+    'the client after this change',
+  );
+  return store.update(row, {
+    ...(body.client_name !== undefined ? { name: body.client_name } : {}),
+    ...(grantTypes !== undefined ? { grantTypes } : {}),
+    ...(redirectUris !== undefined ? { redirectUris } : {}),
+    ...(body.scopes !== undefined ? { scopes: unique(body.scopes) } : {}),
+    ...(body.resources !== undefined ? { resources: unique(body.resources) } : {}),
+    ...(body.access_token_duration !== undefined ? { accessTokenDuration: body.access_token_duration } : {}),
+    ...(body.refresh_token_duration !== undefined
+      ? { refreshTokenDuration: body.refresh_token_duration }
+      : {}),
+  });
+}

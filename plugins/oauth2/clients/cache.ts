@@ -1,0 +1,71 @@
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { createReplicaCache } from '../../../core/cache/replica-cache.ts';
+import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { ClientRow } from '../schema.ts';
+import type { ClientStore } from '../store/clients.ts';
+import { secretChecker } from './secrets.ts';
+
+/** The deployment's lifetimes for clients that set none. */
+export interface LifetimeDefaults {
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
+}
+
+/** A client as the token endpoint holds it: the capability's view and its secret check. */
+export interface KnownClient {
+  client: OAuthClient;
+  /** Whether the secret is the client's: at once for a secret that matched before, else once hashed. */
+  checkSecret: (secret: string) => boolean | Promise<boolean>;
+}
+
+export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
+  return {
+    orgId: row.orgId,
+    clientId: row.clientId,
+    name: row.name,
+    type: row.public ? 'public' : 'confidential',
+    grantTypes: row.grantTypes,
+    redirectUris: row.redirectUris,
+    scopes: row.scopes,
+    resources: row.resources,
+    accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
+    refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
+    ui: row.uiConfiguration ?? {},
+  };
+}
+
+/**
+ * Clients by ID for the token endpoint, cached for `ttlMs` so a grant costs no query: a change made on
+ * this replica (PATCH, DELETE, a new secret) is forgotten at once, one made on another replica is seen
+ * within `ttlMs`. Unknown IDs are cached too, so made-up client IDs cost no query each; concurrent misses
+ * share one query.
+ */
+export function createClientCache(deps: {
+  store: ClientStore;
+  clock: Clock;
+  defaults: LifetimeDefaults;
+  ttlMs: number;
+}) {
+  const { store, clock, defaults, ttlMs } = deps;
+  const cache = createReplicaCache<KnownClient | null>({ clock, ttlMs });
+  const loader = createBatchLoader(async (ids) => {
+    const rows = await store.findMany(ids);
+    return new Map(rows.map((r) => [r.clientId, r]));
+  });
+  const load = async (clientId: string): Promise<KnownClient | null> => {
+    const row = await loader.load(clientId);
+    return row
+      ? { client: toOAuthClient(row, defaults), checkSecret: secretChecker(row.secretDigest) }
+      : null;
+  };
+
+  return {
+    /** The client with this ID, or null; answered from memory while fresh. */
+    get: (clientId: string): KnownClient | null | Promise<KnownClient | null> => cache.get(clientId, load),
+    /** Forgets a client this replica changed (PATCH, DELETE, a new secret, its UI configuration). */
+    forget: (clientId: string): void => cache.forget(clientId),
+  };
+}
+
+export type ClientCache = ReturnType<typeof createClientCache>;

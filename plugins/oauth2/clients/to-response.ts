@@ -1,0 +1,24 @@
+import type * as v from 'valibot';
+import type { ClientRow, ClientSchema } from '../schema.ts';
+import type { LifetimeDefaults } from './cache.ts';
+
+/** A client as the API shows it (reference OAuth2Client); never its secret or digest. */
+export function toClientResponse(
+  row: ClientRow,
+  defaults: LifetimeDefaults,
+): v.InferOutput<typeof ClientSchema> {
+  return {
+    client_id: row.clientId,
+    client_name: row.name,
+    grant_types: row.grantTypes,
+    response_types: row.grantTypes.includes('authorization_code') ? [['code']] : [],
+    scopes: row.scopes,
+    access_token_duration: row.accessTokenDuration ?? defaults.accessTokenSeconds,
+    refresh_token_duration: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
+    public: row.public,
+    redirect_uris: row.redirectUris,
+    resources: row.resources,
+    created_at: new Date(row.createdAt).toISOString(),
+    ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
+  };
+}

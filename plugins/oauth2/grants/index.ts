@@ -1,0 +1,21 @@
+/**
+ * The OAuth 2.0 grants, for the plugin that stores what they need: the oauth2 plugin registers
+ * client_credentials itself; the authorization endpoint's plugin (oauth2-authorize) registers
+ * authorization_code and refresh_token with its code and family stores (stores.ts) through
+ * oauth2Server.addGrant, and issues the mint API's tokens as these grants do. The one way another
+ * plugin reaches into this one's code.
+ */
+export { authorizationCodeGrant } from './authorization-code.ts';
+export { issueTokens, REFRESH_PREFIX, refuseRevoked, type TokenIssuing } from './issue-tokens.ts';
+export { refreshTokenGrant } from './refresh-token.ts';
+export { parseScope, stillAllowedScope } from './scope.ts';
+export type {
+  BurntCode,
+  CodeRedemption,
+  FamilyRevoker,
+  GrantFamilies,
+  GrantFamily,
+  IssuedAccess,
+  PresentedRefresh,
+  RedeemedCode,
+} from './stores.ts';

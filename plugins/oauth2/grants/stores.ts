@@ -1,0 +1,81 @@
+// What the authorization_code and refresh_token grants need of the plugin that stores codes and token
+// families (oauth2-authorize's store/): the grants decide, the stores remember.
+
+/** An access token issued in a family: what revoking the family revokes too. */
+export interface IssuedAccess {
+  jti: string;
+  /** Seconds since the epoch. */
+  exp: number;
+}
+
+/** An authorization code as its exchange finds it. */
+export interface RedeemedCode {
+  codeHash: string;
+  familyId: string;
+  orgId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  codeChallenge: string | undefined;
+  /** The resource of the authorization request (RFC 8707); undefined: the organization's own audience. */
+  resource: string | undefined;
+  personId: string;
+  /** Seconds since the epoch. */
+  authTime: number;
+  /** The ID token minted at the login. */
+  idToken: string;
+}
+
+/** What an exchange finds for a code. */
+export type BurntCode =
+  | { kind: 'fresh'; code: RedeemedCode }
+  | { kind: 'expired' }
+  | { kind: 'replayed'; code: RedeemedCode; access?: IssuedAccess }
+  | { kind: 'unknown' };
+
+/** The codes the authorization endpoint issued, burnt once by their exchange. */
+export interface CodeRedemption {
+  burn(code: string): Promise<BurntCode>;
+  recordAccess(codeHash: string, access: IssuedAccess): Promise<void>;
+}
+
+/** A grant to a client on behalf of a person, as a refresh sees it. */
+export interface GrantFamily {
+  familyId: string;
+  orgId: string;
+  clientId: string;
+  personId: string;
+  scope: string[];
+  methods: string[];
+  /** The resource (RFC 8707) its access tokens are for; undefined: the organization's own audience. */
+  resource: string | undefined;
+  authTime: number;
+  revoked: boolean;
+}
+
+/** A refresh token presented, with its family. */
+export interface PresentedRefresh {
+  tokenHash: string;
+  family: GrantFamily;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  /** When it stopped being good (used, or superseded); undefined while it is good. */
+  spentAt: number | undefined;
+}
+
+/** Token families and their refresh tokens. */
+export interface GrantFamilies {
+  /** Whether the family still stands, waiting for a revocation under way. */
+  stillGranted(familyId: string): Promise<boolean>;
+  /** Stores a new refresh token of the family; false when the family was revoked meanwhile. */
+  addRefresh(familyId: string, token: string, lifetimeMs: number, access: IssuedAccess): Promise<boolean>;
+  findRefresh(token: string): Promise<PresentedRefresh | undefined>;
+  /** Spends the token if it is good for this client now, in one statement; else undefined. */
+  spendFresh(token: string, clientId: string): Promise<PresentedRefresh | undefined>;
+  /** Puts back a token spent by spendFresh, for a refresh refused before anything was issued. */
+  unspend(found: PresentedRefresh): Promise<void>;
+  spend(tokenHash: string, at?: number): Promise<{ won: true } | { won: false; spentAt: number }>;
+}
+
+/** Revokes a family and every unexpired access token issued in it. */
+export type FamilyRevoker = (family: Pick<GrantFamily, 'familyId'>) => Promise<void>;
