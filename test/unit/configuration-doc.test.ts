@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { renderConfiguration } from '../../scripts/docs-configuration.ts';
+import definition from '../../service.config.ts';
 import { coreSettingNames, deploymentPluginSettings, sourceSettingNames } from '../helpers/settings-read.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -19,6 +21,23 @@ const missingFrom = (doc: string, names: Iterable<string>): string[] => {
 };
 
 describe('docs/configuration.md', () => {
+  it("holds the tables `npm run docs` writes from the settings' declarations", () => {
+    const written = renderConfiguration(DOC, definition.plugins);
+    if (written !== DOC) {
+      const at = [...written].findIndex((c, i) => c !== DOC[i]);
+      throw new Error(
+        `docs/configuration.md is stale: run \`npm run docs\` (first difference: ${JSON.stringify(DOC.slice(at, at + 120))})`,
+      );
+    }
+  });
+
+  it('rewrites a table edited by hand, and only the tables', () => {
+    const edited = DOC.replace(/^\|\s*`PORT`.*$/m, '| `PORT` | `8080` | anything | edited by hand |');
+    expect(edited).not.toBe(DOC);
+    expect(renderConfiguration(edited, definition.plugins)).toBe(DOC);
+    expect(DOC.match(/<!-- settings:/g)?.length).toBeGreaterThanOrEqual(6);
+  });
+
   it('lists every variable core reads (the keys loadConfig looks up)', () => {
     const names = coreSettingNames();
     // The recorder sees the schema: without these it would pass on nothing.
