@@ -29,6 +29,11 @@ export interface Setting<T = unknown> {
   readonly defaultText?: string;
   /** The plugin option the variable overrides; a dotted path for a nested one (`argon2.memoryKiB`). */
   readonly option?: string;
+  /**
+   * The option is taken as given, unchecked: for one a test or benchmark sets past the variable's bounds
+   * (argon2id at a few KiB). The variable is always checked.
+   */
+  readonly uncheckedOption?: true;
   /** What it does: the reference's "meaning" column. */
   readonly description: string;
   /** What the reference adds to the kind's rule: how it depends on other settings. */
@@ -121,7 +126,7 @@ export function declareSettings<const D extends SettingDeclarations>(
     schema,
     checkOptions(options) {
       for (const s of Object.values(declarations)) {
-        if (!s.option) continue;
+        if (!s.option || s.uncheckedOption) continue;
         const value = optionAt(options, s.option);
         if (value === undefined) continue;
         const problem = s.kind.optionProblem(s.option, value);
