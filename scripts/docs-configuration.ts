@@ -8,10 +8,20 @@ import type { ServiceDefinition } from '../core/plugin.ts';
  * group of core's (`server`, `storage`, ...) or `plugin <id>`, and is replaced whole.
  */
 export function renderConfiguration(page: string, plugins: ServiceDefinition['plugins']): string {
-  return page.replace(
-    /(<!-- settings:([a-z -]+) -->\n)[\s\S]*?(<!-- \/settings -->)/g,
-    (_, open: string, block: string, close: string) => `${open}${renderBlock(block, plugins)}${close}`,
+  let blocks = 0;
+  const written = page.replace(
+    /(<!-- settings:([a-z0-9 -]+) -->\n)[\s\S]*?(<!-- \/settings -->)/g,
+    (_, open: string, block: string, close: string) => {
+      blocks++;
+      return `${open}${renderBlock(block, plugins)}${close}`;
+    },
   );
+  const markers = page.match(/<!-- settings:/g)?.length ?? 0;
+  if (markers !== blocks)
+    throw new Error(
+      `docs/configuration.md: ${markers - blocks} settings marker(s) without a block this script reads`,
+    );
+  return written;
 }
 
 function renderBlock(block: string, plugins: ServiceDefinition['plugins']): string {
