@@ -2,7 +2,7 @@
  * The kinds of value a setting takes: how its text is checked and read, the rule a wrong value breaks
  * (the words after the variable's name in a start-up message), and how the reference writes it.
  */
-export interface SettingKind<T> {
+export interface SettingKind<T, O = T> {
   /** What a message says after the variable's name: `must be an integer from 1 to 720`. */
   readonly rule: string;
   /** The rule as the configuration reference writes it: `an integer from 1 to 720`. */
@@ -13,6 +13,8 @@ export interface SettingKind<T> {
   show(value: T): string;
   /** What is wrong with a value given as a plugin option, named by `option`; undefined when it is fine. */
   optionProblem(option: string, value: unknown): string | undefined;
+  /** The value an option gives, when the option may give part of it (the rest from `fallback`). */
+  fromOption?(option: O, fallback: T): T;
 }
 
 /** A rate as `<per minute>/<burst>`, such as `10/50`: two integers from 1 to 1,000,000. */
@@ -45,7 +47,15 @@ export const integer = (min: number, max: number): SettingKind<number> => {
 };
 
 /** `<per minute>/<burst>`: two integers from 1 to 1000000. */
-export const rate = (): SettingKind<Rate> => ({
+export const rate = (): SettingKind<Rate> => rateKind;
+
+/** A rate whose option may give either number alone, the other then the default's. */
+export const partialRate = (): SettingKind<Rate, Partial<Rate>> => ({
+  ...rateKind,
+  fromOption: (option, fallback) => ({ ...fallback, ...option }),
+});
+
+const rateKind: SettingKind<Rate> = {
   rule: 'must be <events a minute>/<burst>, two integers from 1 to 1000000 (such as 10/50)',
   doc: 'a rate',
   ok: (s) =>
@@ -61,7 +71,7 @@ export const rate = (): SettingKind<Rate> => ({
         return `${option}.${k} must be an integer from 1 to 1000000 (got ${n})`;
     return undefined;
   },
-});
+};
 
 /** `true` or `false`. */
 export const flag = (): SettingKind<boolean> => ({

@@ -2,7 +2,16 @@ import * as v from 'valibot';
 import type { Env } from '../config.ts';
 import { integer, type Rate, rate, type SettingKind, shown } from './setting-kinds.ts';
 
-export { flag, integer, oneOf, type Rate, rate, type SettingKind, text } from './setting-kinds.ts';
+export {
+  flag,
+  integer,
+  oneOf,
+  partialRate,
+  type Rate,
+  rate,
+  type SettingKind,
+  text,
+} from './setting-kinds.ts';
 
 /**
  * A plugin's settings from the environment: a valibot object whose keys are variable names, each an
@@ -22,7 +31,7 @@ export type SettingsSchema<S> = v.GenericSchema<Env, S>;
  * option's type and docs/configuration.md all come from it.
  */
 export interface Setting<T = unknown> {
-  readonly kind: SettingKind<T>;
+  readonly kind: SettingKind<T, never>;
   /** The value when neither the variable nor the option is given; absent when unset means something. */
   readonly default?: T;
   /** The default as the reference shows it, when the value alone does not say it (`unset: metrics off`). */
@@ -45,7 +54,8 @@ export interface Setting<T = unknown> {
 /** Settings by variable name. */
 export type SettingDeclarations = Readonly<Record<string, Setting>>;
 
-type ValueOf<S> = S extends { kind: SettingKind<infer T> } ? T : never;
+type ValueOf<S> = S extends { kind: SettingKind<infer T, infer _O> } ? T : never;
+type OptionValueOf<S> = S extends { kind: SettingKind<infer _T, infer O> } ? O : never;
 type OptionAt<P extends string, T> = P extends `${infer Head}.${infer Rest}`
   ? { [K in Head]?: OptionAt<Rest, T> }
   : { [K in P]?: T };
@@ -58,7 +68,9 @@ type Flatten<T> = { [K in keyof T]: T[K] extends object ? (T[K] extends Rate ? T
 export type OptionsOf<D extends SettingDeclarations> = Flatten<
   UnionToIntersection<
     {
-      [K in keyof D]: D[K] extends { option: infer P extends string } ? OptionAt<P, ValueOf<D[K]>> : never;
+      [K in keyof D]: D[K] extends { option: infer P extends string }
+        ? OptionAt<P, OptionValueOf<D[K]>>
+        : never;
     }[keyof D]
   >
 >;
@@ -135,8 +147,14 @@ export function declareSettings<const D extends SettingDeclarations>(
     },
     resolve(env, options) {
       const out: Record<string, unknown> = {};
-      for (const [name, s] of Object.entries(declarations))
-        out[name] = env[name] ?? (s.option ? optionAt(options, s.option) : undefined) ?? s.default;
+      for (const [name, s] of Object.entries(declarations)) {
+        const option = s.option === undefined ? undefined : optionAt(options, s.option);
+        const fromOption =
+          option !== undefined && s.kind.fromOption
+            ? s.kind.fromOption(option as never, s.default as never)
+            : option;
+        out[name] = env[name] ?? fromOption ?? s.default;
+      }
       return out as ResolvedOf<D>;
     },
   };

@@ -5,6 +5,7 @@ import {
   integer,
   type OptionsOf,
   oneOf,
+  partialRate,
   rate,
   readSettings,
 } from '../../core/contract/settings.ts';
@@ -23,6 +24,12 @@ const greeter = declareSettings('greeter', {
     description: 'r',
   },
   GREETING_LOUD: { kind: flag(), default: false, option: 'loud', description: 'shout' },
+  GREETING_BURSTS: {
+    kind: partialRate(),
+    default: { perMinute: 5, burst: 9 },
+    option: 'bursts',
+    description: 'b',
+  },
   GREETING_TONE: { kind: oneOf(['warm', 'dry']), default: 'warm', option: 'tone', description: 'tone' },
 });
 type GreeterOptions = OptionsOf<typeof greeter.declarations>;
@@ -56,7 +63,17 @@ describe('a setting declared once', () => {
       GREETINGS_PER_MINUTE: 7,
       GREETING_RATE: { perMinute: 1, burst: 2 },
       GREETING_LOUD: true,
+      GREETING_BURSTS: { perMinute: 5, burst: 9 },
       GREETING_TONE: 'warm',
+    });
+  });
+
+  it('fills a rate option that gives one number from the default', () => {
+    const read = readSettings(greeter.schema, {});
+    if (!read.ok) throw new Error(read.problems.join('; '));
+    expect(greeter.resolve(read.settings, { bursts: { burst: 100 } }).GREETING_BURSTS).toEqual({
+      perMinute: 5,
+      burst: 100,
     });
   });
 
