@@ -86,7 +86,7 @@ export const CORE_SETTINGS = {
     ),
     default: '1',
     description:
-      'server processes sharing the port, each with the HTTP API and the delivery pipeline (`SO_REUSEPORT` on Bun, the cluster on Node; refused on Deno). Needs `DATABASE_URL`: the embedded database (PGlite) has one writer, so a number above 1 stops start-up there and `auto` means 1',
+      'server processes sharing the port (`auto`: one per core, `os.availableParallelism()`), each with the HTTP API and the delivery pipeline (`SO_REUSEPORT` on Bun, the cluster on Node; refused on Deno). Needs `DATABASE_URL`: the embedded database (PGlite) has one writer, so a number above 1 stops start-up there and `auto` means 1',
   }),
   HOST: core({
     group: 'server',
@@ -139,7 +139,8 @@ export const CORE_SETTINGS = {
       'a lower-case SQL identifier (`[a-z_][a-z0-9_]{0,62}`)',
     ),
     defaultText: 'unset: `public`',
-    description: 'a schema of its own for every table, created if missing',
+    description:
+      'a schema of its own for every table, created if missing (a role that owns a schema made beforehand needs no CREATE on the database)',
   }),
   NATS_URL: core({
     group: 'storage',
@@ -175,7 +176,7 @@ export const CORE_SETTINGS = {
       'unset: on the embedded database outside production, generated once into `DATA_DIR/master.key` with a warning (a throw-away key with `memory://`)',
     note: 'required with `DATABASE_URL` or `NODE_ENV=production`',
     description:
-      'seals secrets at rest (signing keys, webhook custom headers, attribute values, queued messages, SSO client secrets). Make one with `openssl rand -base64 32` and set `MASTER_KEY=k1:<key>`, the same on every replica. A lost `master.key` beside an existing database stops start-up, as does a `MASTER_KEY` that does not list the key of an existing `master.key`; on any database, so does a `MASTER_KEY` that opens none of the secrets already stored (a few of each kind are tried). Rotation: [operating.md](operating.md#rotating-the-master-key)',
+      'seals secrets at rest (signing keys, webhook custom headers, attribute values, queued messages, SSO client secrets). Make one with `openssl rand -base64 32` and set `MASTER_KEY=k1:<key>`, the same on every replica. A lost `master.key` beside an existing database stops start-up, as does a `MASTER_KEY` that does not list the key of an existing `master.key`; on any database, so does a `MASTER_KEY` that opens none of the secrets already stored (a few of each kind are tried). List the old key after the new one to rotate: [operating.md](operating.md#rotating-the-master-key)',
   }),
   HEADER_PREFIX: core({
     group: 'server',
@@ -276,7 +277,7 @@ export const CORE_SETTINGS = {
     kind: integer(0, 10),
     default: 0,
     description:
-      "how many proxies in front append the address they saw to `X-Forwarded-For`. `0`: the client address is the socket's peer and no header is believed. `n`: the `n`th entry from the right. Set it only when every request passes those proxies. It feeds rate limits per address, events' `client_ip_address` and the `token_minted` hook",
+      "how many proxies in front append the address they saw to `X-Forwarded-For`. `0`: the client address is the socket's peer and no header is believed. `n`: the `n`th entry from the right (the one the outermost trusted proxy wrote; entries left of it are the client's own and ignored), the socket's when the header is absent. Set it only when every request passes those proxies. It feeds rate limits per address, events' `client_ip_address` and the `token_minted` hook",
   }),
   SHUTDOWN_DRAIN_MS: core({
     group: 'server',
@@ -365,7 +366,7 @@ export const CORE_SETTINGS = {
     ),
     default: 'us-iowa',
     description:
-      "the region that holds the deployment's data: the `region` of the `_InRegion_v1` events about roles and permissions",
+      "the region that holds the deployment's data: the `region` of the `_InRegion_v1` events about roles and permissions (those about a person carry the person's region)",
   }),
   WORKER_INDEX: core({
     group: 'server',
