@@ -47,14 +47,6 @@ export const integer = (min: number, max: number): SettingKind<number> => {
 };
 
 /** `<per minute>/<burst>`: two integers from 1 to 1000000. */
-export const rate = (): SettingKind<Rate> => rateKind;
-
-/** A rate whose option may give either number alone, the other then the default's. */
-export const partialRate = (): SettingKind<Rate, Partial<Rate>> => ({
-  ...rateKind,
-  fromOption: (option, fallback) => ({ ...fallback, ...option }),
-});
-
 const rateKind: SettingKind<Rate> = {
   rule: 'must be <events a minute>/<burst>, two integers from 1 to 1000000 (such as 10/50)',
   doc: 'a rate',
@@ -72,6 +64,15 @@ const rateKind: SettingKind<Rate> = {
     return undefined;
   },
 };
+
+/** A rate: `<per minute>/<burst>`, two integers from 1 to 1000000. */
+export const rate = (): SettingKind<Rate> => rateKind;
+
+/** A rate whose option may give either number alone, the other then the default's. */
+export const partialRate = (): SettingKind<Rate, Partial<Rate>> => ({
+  ...rateKind,
+  fromOption: (option, fallback) => ({ ...fallback, ...option }),
+});
 
 /** `true` or `false`. */
 export const flag = (): SettingKind<boolean> => ({
