@@ -16,71 +16,73 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The settings core reads, as the program uses them. Each field comes from the variable named beside it,
+ * whose rule, default and meaning are declared once, in core/config-settings.ts (and shown in
+ * docs/configuration.md).
+ */
 export interface Config {
+  /** NODE_ENV */
   env: 'development' | 'production' | 'test';
+  /** PORT */
   port: number;
+  /** HOST, else by NODE_ENV */
   host: string;
-  /**
-   * How many server processes share the port (WORKERS; `auto` is one per core): each runs the HTTP API and
-   * the delivery pipeline as a replica would. Always 1 on the embedded database, which has one writer.
-   */
+  /** WORKERS as a count: `auto` resolved, 1 on the embedded database */
   workers: number;
+  /** PUBLIC_BASE_URL without a trailing `/` */
   publicBaseUrl: string;
-  /** A directory for the embedded database and generated files, or `memory://` for none. */
+  /** DATA_DIR */
   dataDir: string;
+  /** DATABASE_URL */
   databaseUrl: string | undefined;
+  /** DATABASE_SCHEMA */
   databaseSchema: string | undefined;
+  /** NATS_URL, split */
   natsUrls: string[] | undefined;
+  /** NATS_STREAM_PREFIX */
   natsStreamPrefix: string;
-  /**
-   * Raw MASTER_KEY entries, current first; undefined (only outside production, on the embedded database)
-   * means "generate one in DATA_DIR".
-   */
+  /** MASTER_KEY's entries, current first; undefined: generate one in DATA_DIR (allowed only where it may) */
   masterKey: string[] | undefined;
+  /** HEADER_PREFIX */
   headerPrefix: string;
-  /** SERVICE_CONFIG: the deployment file to load instead of the repository's service.config.ts. */
+  /** SERVICE_CONFIG */
   serviceConfig: string | undefined;
-  /** Plugin ids to enable; undefined means every plugin in service.config.ts. */
+  /** PLUGINS, split; undefined means every plugin in the deployment file */
   plugins: string[] | undefined;
+  /** LOG_LEVEL */
   logLevel: LogLevel;
+  /** BODY_LIMIT */
   bodyLimit: number;
-  /** How long a request body may take to arrive before the answer is 408. */
+  /** REQUEST_TIMEOUT_MS */
   requestTimeoutMs: number;
-  /**
-   * How many proxies in front append the address they saw to X-Forwarded-For; the client's address is
-   * that many entries from the right. 0: the socket's peer address, never a header.
-   */
+  /** TRUSTED_PROXY_HOPS */
   trustedProxyHops: number;
+  /** DELIVERY_ALLOW_PRIVATE, split */
   deliveryAllowPrivate: string[];
-  /** SSO_ALLOW_PRIVATE: private ranges SSO providers (discovery, JWKS, token, userinfo, profile) may be in. */
+  /** SSO_ALLOW_PRIVATE, split */
   ssoAllowPrivate: string[];
-  /** DELIVERY_HOST_MAP: names answered without DNS for every outbound request (deliveries, SSO providers). */
+  /** DELIVERY_HOST_MAP, as host (lower-case) to address */
   deliveryHostMap: Record<string, string>;
-  /** PEM text of NODE_EXTRA_CA_CERTS, trusted by outbound requests in addition to the system roots. */
+  /** The PEM text of the file NODE_EXTRA_CA_CERTS names */
   extraCaPem: string | undefined;
-  /** How long a shutdown answers /readyz 503 while still serving, before it stops accepting. */
+  /** SHUTDOWN_DRAIN_MS */
   shutdownDrainMs: number;
+  /** SHUTDOWN_TIMEOUT_MS */
   shutdownTimeoutMs: number;
-  /**
-   * SMTP_URL: where messages go; undefined sends them to the development outbox under DATA_DIR/outbox,
-   * which production allows only when chosen (MAIL_OUTBOX=true).
-   */
+  /** SMTP_URL; undefined: the development outbox */
   smtpUrl: string | undefined;
-  /** MAIL_FROM: the sender address of every message. @default no-reply@<PUBLIC_BASE_URL's host> */
+  /** MAIL_FROM, else its default from the public host */
   mailFrom: string;
-  /** MAIL_TEMPLATES_DIR: a folder of message templates that replace the built-in ones. */
+  /** MAIL_TEMPLATES_DIR */
   mailTemplatesDir: string | undefined;
-  /** How long a message the transport refuses is retried (MAIL_RETRY_WINDOW_MINUTES). */
+  /** MAIL_RETRY_WINDOW_MINUTES, in milliseconds */
   mailRetryWindowMs: number;
-  /** The region that holds the deployment's data: the `region` of `_InRegion` events. @default 'us-iowa' */
+  /** REGION */
   region: string;
-  /**
-   * METRICS_PORT: the port of a second listener that serves only GET /metrics (Prometheus text) and
-   * /healthz; undefined turns metrics off (nothing is counted). 0 lets the system choose. With WORKERS,
-   * worker i listens on METRICS_PORT + i.
-   */
+  /** METRICS_PORT; undefined: metrics off */
   metricsPort: number | undefined;
-  /** METRICS_HOST: the address of the metrics listener. @default '127.0.0.1' */
+  /** METRICS_HOST, else its default */
   metricsHost: string;
   /** The environment as read, for plugins' own settings (each plugin's schema reads its variables). */
   environment: Readonly<Env>;

@@ -89,7 +89,22 @@ export {
   type HookPoint,
   type Hooks,
 } from './contract/hooks.ts';
-export { envInteger, envRate, envText, type Rate, type SettingsSchema } from './contract/settings.ts';
+export {
+  declareSettings,
+  envInteger,
+  envRate,
+  envText,
+  flag,
+  integer,
+  type OptionsOf,
+  oneOf,
+  partialRate,
+  type Rate,
+  rate,
+  type Setting,
+  type SettingsSchema,
+  text,
+} from './contract/settings.ts';
 export type { SealedColumn } from './db/reseal.ts';
 // Errors, configuration and logging.
 export {

@@ -1,10 +1,8 @@
-import * as v from 'valibot';
 import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { envInteger, envRate, type Rate } from '../../core/contract/settings.ts';
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -13,6 +11,7 @@ import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/inde
 import { authorizeRoutes } from './authorize/routes.ts';
 import { createLogin } from './login/login.ts';
 import { migrations } from './migrations/index.ts';
+import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
 import { createCodeStore } from './store/codes.ts';
 import { createFamilyStore } from './store/families.ts';
 import { createLoginStore } from './store/logins.ts';
@@ -27,30 +26,10 @@ import { createUserInfo } from './tokens/userinfo.ts';
 
 export { AuthorizeErrors } from './errors.ts';
 
-/** Options of the authorization endpoint; each has an environment variable that overrides it. */
-export interface OAuth2AuthorizeOptions {
-  /** Seconds a login page may take to be submitted, 60 to 3600. @default 600 */
-  loginTtlSeconds?: number;
-  /** Seconds after its rotation in which a refresh token still refreshes (concurrent refreshes), 0 to 60. @default 10 */
-  refreshGraceSeconds?: number;
-  /** Authorization requests per client address. @default { perMinute: 60, burst: 120 } */
-  authorizeRateLimit?: Rate;
-}
-
-const settings = v.object({
-  OAUTH2_LOGIN_TTL_SECONDS: envInteger('OAUTH2_LOGIN_TTL_SECONDS', { min: 60, max: 3600 }),
-  OAUTH2_REFRESH_GRACE_SECONDS: envInteger('OAUTH2_REFRESH_GRACE_SECONDS', { min: 0, max: 60 }),
-  OAUTH2_AUTHORIZE_RATE_LIMIT: envRate('OAUTH2_AUTHORIZE_RATE_LIMIT'),
-});
+export type { OAuth2AuthorizeOptions };
 
 /** Refresh-token lifetime for a client that names none (the oauth2 plugin's default, 10 days). */
 const DEFAULT_REFRESH_LIFETIME = 864_000;
-
-function checked(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`oauth2Authorize: ${name} must be an integer from ${min} to ${max} (got ${value})`);
-  return value;
-}
 
 /**
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
@@ -64,12 +43,11 @@ function checked(name: string, value: number, min: number, max: number): number 
  * @example defineService({ plugins: [persons(), tokens(), password(), oauth2(), oauth2Authorize()] })
  */
 export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
-  const loginTtl = checked('loginTtlSeconds', options.loginTtlSeconds ?? 600, 60, 3600);
-  const grace = checked('refreshGraceSeconds', options.refreshGraceSeconds ?? 10, 0, 60);
+  oauth2AuthorizeSettings.checkOptions(options);
   return definePlugin({
     id: 'oauth2-authorize',
     migrations,
-    settings,
+    settings: oauth2AuthorizeSettings.schema,
     requires: {
       server: oauth2Server,
       issuer: tokenIssuer,
@@ -78,9 +56,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
     },
     emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     async setup(ctx, { server, issuer, directory, authenticator }) {
-      const s = ctx.settings;
-      const ttlSeconds = s.OAUTH2_LOGIN_TTL_SECONDS ?? loginTtl;
-      const graceSeconds = s.OAUTH2_REFRESH_GRACE_SECONDS ?? grace;
+      const s = oauth2AuthorizeSettings.resolve(ctx.settings, options);
+      const ttlSeconds = s.OAUTH2_LOGIN_TTL_SECONDS;
+      const graceSeconds = s.OAUTH2_REFRESH_GRACE_SECONDS;
       const baseUrl = ctx.config.publicBaseUrl;
       const { storage, clock } = ctx;
       const families = createFamilyStore({ storage, clock });
@@ -108,8 +86,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         }),
       );
 
-      const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT ??
-        options.authorizeRateLimit ?? { perMinute: 60, burst: 120 };
+      const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
       const routes = authorizeRoutes({
         server,
         login: createLogin({

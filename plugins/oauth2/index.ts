@@ -1,8 +1,6 @@
-import * as v from 'valibot';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { envInteger } from '../../core/contract/settings.ts';
 import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createClientCache, type LifetimeDefaults } from './clients/cache.ts';
@@ -11,7 +9,7 @@ import { clientRoutes } from './clients/routes.ts';
 import { uiConfigurationRoutes } from './clients/ui-routes.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { migrations } from './migrations/index.ts';
-import { MAX_ACCESS_TOKEN_SECONDS, MAX_REFRESH_TOKEN_SECONDS } from './schema.ts';
+import { type OAuth2Options, oauth2Settings } from './options.ts';
 import { createClientStore } from './store/clients.ts';
 import { createAccessTokens } from './tokens/access-tokens.ts';
 import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './tokens/routes.ts';
@@ -21,28 +19,7 @@ export { createClient } from './clients/admin.ts';
 export { ClientCreateSchema } from './schema.ts';
 export { createClientStore } from './store/clients.ts';
 
-export interface OAuth2Options {
-  /** Access-token lifetime in seconds for clients that set none; OAUTH2_ACCESS_TOKEN_LIFETIME wins. @default 3600 */
-  accessTokenLifetimeSeconds?: number;
-  /** Refresh-token lifetime in seconds for clients that set none; OAUTH2_REFRESH_TOKEN_LIFETIME wins. @default 864000 */
-  refreshTokenLifetimeSeconds?: number;
-  /**
-   * How long a replica trusts its cached view of a client: a change made on another replica (a new
-   * secret, a deleted client) takes this long to be seen there. @default 5000
-   */
-  clientCacheMs?: number;
-}
-
-const settings = v.object({
-  OAUTH2_ACCESS_TOKEN_LIFETIME: envInteger('OAUTH2_ACCESS_TOKEN_LIFETIME', {
-    min: 60,
-    max: MAX_ACCESS_TOKEN_SECONDS,
-  }),
-  OAUTH2_REFRESH_TOKEN_LIFETIME: envInteger('OAUTH2_REFRESH_TOKEN_LIFETIME', {
-    min: 60,
-    max: MAX_REFRESH_TOKEN_SECONDS,
-  }),
-});
+export type { OAuth2Options };
 
 function checked(name: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max)
@@ -64,31 +41,21 @@ function checked(name: string, value: number, min: number, max: number): number 
  * defineService({ plugins: [tokens(), oauth2({ accessTokenLifetimeSeconds: 900 })] })
  */
 export const oauth2 = (options: OAuth2Options = {}) => {
-  const access = checked(
-    'accessTokenLifetimeSeconds',
-    options.accessTokenLifetimeSeconds ?? 3600,
-    60,
-    MAX_ACCESS_TOKEN_SECONDS,
-  );
-  const refresh = checked(
-    'refreshTokenLifetimeSeconds',
-    options.refreshTokenLifetimeSeconds ?? 864_000,
-    60,
-    MAX_REFRESH_TOKEN_SECONDS,
-  );
+  oauth2Settings.checkOptions(options);
   const cacheMs = checked('clientCacheMs', options.clientCacheMs ?? 5000, 0, 60_000);
   return definePlugin({
     id: 'oauth2',
     migrations,
-    settings,
+    settings: oauth2Settings.schema,
     provides: { oauth2Server },
     // Not called: the tokens plugin publishes the keys that sign access tokens (/.well-known/jwks.json)
     // and the discovery document, without which no client or resource server can use them.
     requires: { tokens: tokenIssuer },
     setup(ctx) {
+      const s = oauth2Settings.resolve(ctx.settings, options);
       const defaults: LifetimeDefaults = {
-        accessTokenSeconds: ctx.settings.OAUTH2_ACCESS_TOKEN_LIFETIME ?? access,
-        refreshTokenSeconds: ctx.settings.OAUTH2_REFRESH_TOKEN_LIFETIME ?? refresh,
+        accessTokenSeconds: s.OAUTH2_ACCESS_TOKEN_LIFETIME,
+        refreshTokenSeconds: s.OAUTH2_REFRESH_TOKEN_LIFETIME,
       };
       const store = createClientStore({ storage: ctx.storage, clock: ctx.clock });
       const clients = createClientCache({ store, clock: ctx.clock, defaults, ttlMs: cacheMs });

@@ -1,18 +1,21 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
 import { hashProblem, limitsFor, readHash } from './hash-cost.ts';
+import { passwordSettings } from './options.ts';
 
-/** argon2id cost parameters: memory in KiB, passes, lanes. */
+/** argon2id cost parameters: memory in KiB, passes, lanes (defaults and bounds: options.ts). */
 export interface Argon2Params {
-  /** @default 19456 (19 MiB, OWASP's first argon2id configuration) */
   memoryKiB: number;
-  /** @default 2 */
   iterations: number;
-  /** @default 1 */
   parallelism: number;
 }
 
-export const DEFAULT_ARGON2: Argon2Params = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
+const declared = passwordSettings.declarations;
+export const DEFAULT_ARGON2: Argon2Params = {
+  memoryKiB: declared.PASSWORD_ARGON2_MEMORY_KIB.default,
+  iterations: declared.PASSWORD_ARGON2_ITERATIONS.default,
+  parallelism: declared.PASSWORD_ARGON2_PARALLELISM.default,
+};
 
 /** The kind of a stored or imported hash, or undefined for one this service cannot verify. */
 export const hashKind = (encoded: string): 'argon2id' | 'bcrypt' | undefined => readHash(encoded)?.kind;

@@ -1,15 +1,13 @@
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
-import { envInteger, envRate, envText, type Rate } from '../../core/contract/settings.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
-import { createDirectory, isRegion } from './directory.ts';
+import { createDirectory } from './directory.ts';
 import { groupRoutes } from './group-routes.ts';
-import { REGIONS, type Region } from './input.ts';
 import { createPersonLookup } from './lookup.ts';
 import { migrations } from './migrations/index.ts';
+import { type PersonsOptions, personsSettings } from './options.ts';
 import { personRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
 import { createPersonStore } from './store.ts';
@@ -17,22 +15,8 @@ import { verificationRoutes } from './verification/routes.ts';
 import { emailVerificationTemplate } from './verification/template.ts';
 import { createVerificationTokens } from './verification/tokens.ts';
 
+export type { PersonsOptions };
 export { type PersonDirectory, personDirectory };
-
-export interface PersonsOptions {
-  /** The region of persons created without one; PERSONS_DEFAULT_REGION wins over it. @default 'us-iowa' */
-  defaultRegion?: Region;
-  /** How long an email verification link works, in hours (1 to 720). @default 24 */
-  verificationHours?: number;
-  /** Verification links per person. @default { perMinute: 2, burst: 5 } */
-  verificationRateLimit?: Rate;
-}
-
-const settings = v.object({
-  PERSONS_DEFAULT_REGION: envText('PERSONS_DEFAULT_REGION', `must be one of ${REGIONS.join(', ')}`, isRegion),
-  EMAIL_VERIFICATION_TTL_HOURS: envInteger('EMAIL_VERIFICATION_TTL_HOURS', { min: 1, max: 720 }),
-  EMAIL_VERIFICATION_RATE_LIMIT: envRate('EMAIL_VERIFICATION_RATE_LIMIT'),
-});
 
 /**
  * Persons of an organization: handles (normalised, unique per organization, email addresses verified by
@@ -42,22 +26,17 @@ const settings = v.object({
  * @example defineService({ plugins: [persons({ defaultRegion: 'europe-belgium' })] })
  */
 export const persons = (options: PersonsOptions = {}) => {
-  const optionRegion = options.defaultRegion ?? 'us-iowa';
-  if (!isRegion(optionRegion))
-    throw new Error(`persons: defaultRegion must be one of ${REGIONS.join(', ')} (got ${optionRegion})`);
-  const hours = options.verificationHours ?? 24;
-  if (!Number.isInteger(hours) || hours < 1 || hours > 720)
-    throw new Error(`persons: verificationHours must be an integer from 1 to 720 (got ${hours})`);
+  personsSettings.checkOptions(options);
   return definePlugin({
     id: 'persons',
     migrations,
-    settings,
+    settings: personsSettings.schema,
     provides: { personDirectory },
     declares: [beforePersonDeleted],
     emits: ['PersonCreated_v1', 'PersonDeleted_v1', 'AnonymousPersonCreated_v1'],
     setup(ctx) {
-      const region = ctx.settings.PERSONS_DEFAULT_REGION;
-      const defaultRegion: Region = region && isRegion(region) ? region : optionRegion;
+      const s = personsSettings.resolve(ctx.settings, options);
+      const defaultRegion = s.PERSONS_DEFAULT_REGION;
       const store = createPersonStore({
         storage: ctx.storage,
         clock: ctx.clock,
@@ -73,14 +52,13 @@ export const persons = (options: PersonsOptions = {}) => {
         clock: ctx.clock,
         defaultRegion,
       });
-      const rate = ctx.settings.EMAIL_VERIFICATION_RATE_LIMIT ??
-        options.verificationRateLimit ?? { perMinute: 2, burst: 5 };
+      const rate = s.EMAIL_VERIFICATION_RATE_LIMIT;
       const verification = verificationRoutes(ctx, {
         store,
         tokens: createVerificationTokens({
           storage: ctx.storage,
           clock: ctx.clock,
-          ttlMs: (ctx.settings.EMAIL_VERIFICATION_TTL_HOURS ?? hours) * 3_600_000,
+          ttlMs: s.EMAIL_VERIFICATION_TTL_HOURS * 3_600_000,
         }),
         render: ctx.messages.template(emailVerificationTemplate),
         perPerson: createTokenBuckets({

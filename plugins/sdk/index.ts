@@ -1,8 +1,6 @@
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { envRate, type Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
@@ -10,6 +8,7 @@ import { createCors } from './cors.ts';
 import { ingestRoutes } from './ingest-routes.ts';
 import { logoutRoutes } from './logout.ts';
 import { migrations } from './migrations/index.ts';
+import { type SdkOptions, sdkSettings } from './options.ts';
 import { originRoutes } from './origin-routes.ts';
 import { createOriginStore } from './origins.ts';
 import { createPersonTokens } from './person-token.ts';
@@ -17,15 +16,7 @@ import { createPersonTokens } from './person-token.ts';
 export { SdkErrors } from './errors.ts';
 export { SDK_INGEST } from './ingest-routes.ts';
 
-export interface SdkOptions {
-  /**
-   * SDK events (and logouts) per client address and organization; SDK_RATE_LIMIT wins.
-   * @default { perMinute: 600, burst: 200 }
-   */
-  rateLimit?: Rate;
-}
-
-const settings = v.object({ SDK_RATE_LIMIT: envRate('SDK_RATE_LIMIT') });
+export type { SdkOptions };
 
 /**
  * The browser SDK's end-user routes: POST /sdk/events (ServiceSDKLoaded_v1, VirtualPageLoaded_v1,
@@ -36,18 +27,15 @@ const settings = v.object({ SDK_RATE_LIMIT: envRate('SDK_RATE_LIMIT') });
  * @example defineService({ plugins: [persons(), tokens(), sdk({ rateLimit: { perMinute: 1200, burst: 300 } })] })
  */
 export const sdk = (options: SdkOptions = {}) => {
-  const optionRate = options.rateLimit ?? { perMinute: 600, burst: 200 };
-  for (const [k, n] of Object.entries(optionRate))
-    if (!Number.isInteger(n) || n < 1 || n > 1_000_000)
-      throw new Error(`sdk: rateLimit.${k} must be an integer from 1 to 1000000 (got ${n})`);
+  sdkSettings.checkOptions(options);
   return definePlugin({
     id: 'sdk',
     migrations,
-    settings,
+    settings: sdkSettings.schema,
     requires: { directory: personDirectory, issuer: tokenIssuer },
     emits: ['ServiceSDKLoaded_v1', 'VirtualPageLoaded_v1', 'PersonIdentified_v1', 'PersonLoggedOut_v1'],
     setup(ctx, { directory, issuer }) {
-      const rate = ctx.settings.SDK_RATE_LIMIT ?? optionRate;
+      const rate = sdkSettings.resolve(ctx.settings, options).SDK_RATE_LIMIT;
       const origins = createOriginStore(ctx.storage, ctx.clock);
       const cors = createCors(origins, ctx.headers);
       const shared = {

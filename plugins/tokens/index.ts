@@ -1,7 +1,5 @@
-import * as v from 'valibot';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { type TokenIssuer, tokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { envInteger } from '../../core/contract/settings.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
@@ -11,6 +9,7 @@ import { createFirstTokens } from './first-token.ts';
 import { createIssue } from './issuer.ts';
 import { TOKEN_KEYS_OWNER, tokenKeys } from './keys.ts';
 import { migrations } from './migrations/index.ts';
+import { type TokensOptions, tokensSettings } from './options.ts';
 import { forgetDeletedPerson } from './person-deleted.ts';
 import { revokeEarlierTokens } from './person-revocation.ts';
 import { createRevoke } from './revocation.ts';
@@ -18,21 +17,8 @@ import { tokenRoutes } from './routes.ts';
 import { createValidator } from './validation.ts';
 import { wellKnownRoutes } from './well-known.ts';
 
+export type { TokensOptions };
 export { TOKEN_KEYS_OWNER };
-
-/** The longest token lifetime: a day, well inside the Signer's 7-day grace for replaced keys. */
-const MAX_LIFETIME = 86_400;
-
-export interface TokensOptions {
-  /** Token lifetime in seconds, 60 to 86,400; TOKEN_LIFETIME in the environment wins. @default 3600 */
-  lifetimeSeconds?: number;
-  /** Cache-Control max-age of /.well-known/jwks.json and the discovery document. @default 300 */
-  jwksMaxAgeSeconds?: number;
-}
-
-const settings = v.object({
-  TOKEN_LIFETIME: envInteger('TOKEN_LIFETIME', { min: 60, max: MAX_LIFETIME }),
-});
 
 /**
  * Identity tokens: the tokenIssuer capability (ES256 JWTs signed with the deployment's token keys,
@@ -44,25 +30,21 @@ const settings = v.object({
  * defineService({ plugins: [persons(), tokens({ lifetimeSeconds: 900 })] })
  */
 export const tokens = (options: TokensOptions = {}) => {
-  const lifetime = options.lifetimeSeconds ?? 3600;
-  if (!Number.isInteger(lifetime) || lifetime < 60 || lifetime > MAX_LIFETIME)
-    throw new Error(
-      `tokens: lifetimeSeconds must be an integer from 60 to ${MAX_LIFETIME} (got ${lifetime})`,
-    );
+  tokensSettings.checkOptions(options);
   const maxAge = options.jwksMaxAgeSeconds ?? 300;
   if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > 86_400)
     throw new Error(`tokens: jwksMaxAgeSeconds must be an integer from 0 to 86400 (got ${maxAge})`);
   return definePlugin({
     id: 'tokens',
     migrations,
-    settings,
+    settings: tokensSettings.schema,
     provides: { tokenIssuer },
     requires: { persons: personDirectory },
     declares: [beforeTokenIssued, serviceTokenClaims, onTokenRevoked],
     emits: ['TokenMinted_v1', 'AnonymousTokenMinted_v1'],
     setup(ctx, { persons }) {
       const keys = tokenKeys(ctx.signer);
-      const lifetimeSeconds = ctx.settings.TOKEN_LIFETIME ?? lifetime;
+      const lifetimeSeconds = tokensSettings.resolve(ctx.settings, options).TOKEN_LIFETIME;
       const validator = createValidator({
         storage: ctx.storage,
         clock: ctx.clock,

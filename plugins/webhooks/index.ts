@@ -1,6 +1,4 @@
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
-import { envRate } from '../../core/contract/settings.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../core/events/types.ts';
 import { definePlugin, type Worker } from '../../core/plugin.ts';
 import type { Subscription } from '../../core/ports/event-bus.ts';
@@ -12,6 +10,7 @@ import { testEventRoutes } from './api/test-events.ts';
 import { triggerRoutes } from './api/triggers.ts';
 import { webhookRoutes } from './api/webhooks.ts';
 import { migrations } from './migrations/index.ts';
+import { type WebhooksSettingOptions, webhooksSettings } from './options.ts';
 import { createAttemptRecorder } from './pipeline/attempts.ts';
 import { createDeliveryHandler } from './pipeline/delivery.ts';
 import { DELIVERIES_TOPIC, type DeliveryMessage } from './pipeline/enqueue.ts';
@@ -26,7 +25,7 @@ import {
   DEFAULT_TOKEN_MINTED_DEADLINE_MS,
   TOKEN_MINTED,
 } from './pipeline/token-minted.ts';
-import { RESEND_RATE_LIMIT, TEST_EVENT_RATE_LIMIT } from './schema.ts';
+import { RESEND_RATE_LIMIT } from './schema.ts';
 import { createHeaderOpener, customHeadersSealed } from './store/custom-headers.ts';
 import { createOperatorStore } from './store/deliveries.ts';
 import { createHookTargets } from './store/hook-targets.ts';
@@ -35,8 +34,8 @@ import { createWebhookStore } from './store/webhooks.ts';
 export { WebhookErrors } from './errors.ts';
 export { DELIVERIES_TOPIC } from './pipeline/enqueue.ts';
 
-/** Options of the webhooks plugin. */
-export interface WebhooksOptions {
+/** Options of the webhooks plugin: those of its settings (options.ts), and these. */
+export interface WebhooksOptions extends WebhooksSettingOptions {
   /** Deliveries attempted at once by each replica: signing and HTTP overlap across them. @default 256 */
   deliveryConcurrency?: number;
   /** Events fanned out at once by each replica. @default 512 */
@@ -45,11 +44,6 @@ export interface WebhooksOptions {
   maxWebhooks?: number;
   /** The verification key set's rate limit per organization and replica. @default { perMinute: 30, burst: 60 } */
   jwksRateLimit?: { perMinute?: number; burst?: number };
-  /**
-   * The test-events rate limit per organization and replica, in events; the burst also bounds the
-   * events of one request. @default { perMinute: 10, burst: 50 }
-   */
-  testEventRateLimit?: { perMinute?: number; burst?: number };
   /**
    * The rate limit of resends per organization and replica: each `.../deliveries/{id}/resend` and each
    * `.../recover` call takes one token (a recover resends at most 1000 deliveries). Past it: 429 with
@@ -66,12 +60,6 @@ export interface WebhooksOptions {
   /** Days deliveries, their attempts and stored events are kept; 0 keeps them for ever. @default 30 */
   retentionDays?: number;
 }
-
-/** Settings from the environment; each overrides the option of the same purpose. */
-const settings = v.object({
-  /** Test events a minute and burst per organization, `<per minute>/<burst>` (such as `600/1000`). */
-  TEST_EVENTS_RATE_LIMIT: envRate('TEST_EVENTS_RATE_LIMIT'),
-});
 
 // A message's lease must outlast its handler: the longest webhook timeout (20 s), the signature and the
 // record. Leases are counted on the service's clock, and the work is real time, hence the rate.
@@ -91,7 +79,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
   definePlugin({
     id: 'webhooks',
     migrations,
-    settings,
+    settings: webhooksSettings.schema,
     setup(ctx) {
       const log = ctx.log.child({ component: 'webhooks' });
       const store = createWebhookStore({
@@ -110,12 +98,7 @@ export const webhooks = (options: WebhooksOptions = {}) =>
       });
       // TEST_EVENTS_RATE_LIMIT (drills and load tests raise it without a code change), else the
       // option of service.config.ts, else the reference's.
-      const configured = ctx.settings.TEST_EVENTS_RATE_LIMIT;
-      const testEvents = {
-        perMinute:
-          configured?.perMinute ?? options.testEventRateLimit?.perMinute ?? TEST_EVENT_RATE_LIMIT.perMinute,
-        burst: configured?.burst ?? options.testEventRateLimit?.burst ?? TEST_EVENT_RATE_LIMIT.burst,
-      };
+      const testEvents = webhooksSettings.resolve(ctx.settings, options).TEST_EVENTS_RATE_LIMIT;
       const testEventBuckets = createTokenBuckets({
         name: 'webhooks-test-events',
         clock: ctx.clock,

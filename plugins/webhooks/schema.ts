@@ -261,12 +261,10 @@ export const JwksSchema = v.object({
 
 /**
  * Bounds of POST /test-events. The events of one request are bounded by the burst of its rate limit
- * (TEST_EVENT_RATE_LIMIT, or the plugin's option): a request above it could never pass.
+ * (TEST_EVENTS_RATE_LIMIT, or the plugin's option): a request above it could never pass.
  */
 export const TEST_EVENT_LIMITS = { specs: 50, count: 50 } as const;
 
-/** The rate limit of test events per organization, in events (the reference's numbers). */
-export const TEST_EVENT_RATE_LIMIT = { perMinute: 10, burst: 50 } as const;
 /** Resend and recover calls per organization: a minute's rate and the burst (a plugin option). */
 export const RESEND_RATE_LIMIT = { perMinute: 60, burst: 20 } as const;
 

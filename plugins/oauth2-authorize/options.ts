@@ -1,0 +1,29 @@
+import { declareSettings, integer, type OptionsOf, rate } from '../../core/contract/settings.ts';
+
+/**
+ * The oauth2-authorize plugin's settings, each declared once: the variable, the option it overrides, its
+ * rule and default, and its line in docs/configuration.md (`npm run docs`).
+ */
+export const oauth2AuthorizeSettings = declareSettings('oauth2Authorize', {
+  OAUTH2_LOGIN_TTL_SECONDS: {
+    kind: integer(60, 3600),
+    default: 600,
+    option: 'loginTtlSeconds',
+    description: 'how long the hosted login page may take to be submitted',
+  },
+  OAUTH2_REFRESH_GRACE_SECONDS: {
+    kind: integer(0, 60),
+    default: 10,
+    option: 'refreshGraceSeconds',
+    description: 'seconds a rotated refresh token still refreshes (concurrent refreshes); 0: never',
+  },
+  OAUTH2_AUTHORIZE_RATE_LIMIT: {
+    kind: rate(),
+    default: { perMinute: 60, burst: 120 },
+    option: 'authorizeRateLimit',
+    description: 'authorization requests a minute / burst per client address',
+  },
+});
+
+/** Options of the authorization endpoint: one per setting above (the variable, when set, wins). */
+export type OAuth2AuthorizeOptions = OptionsOf<typeof oauth2AuthorizeSettings.declarations>;
