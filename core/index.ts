@@ -100,6 +100,7 @@ export type { SealedColumn } from './db/reseal.ts';
 export {
   CoreErrors,
   defineErrors,
+  detail,
   type ErrorCodeOf,
   type ErrorSpec,
   type ErrorTable,
@@ -154,12 +155,14 @@ export {
 export { jwksRenderer } from './http/jwks-response.ts';
 export { optionalJson, refuseArrayBody } from './http/object-body.ts';
 export {
+  API_KEY_SECURITY,
   consistencyHeaders,
   ErrorJson,
   errorDoc,
   errorDocs,
   ifMatchHeaders,
   passThrough,
+  routeDetail,
   writeErrorDocs,
 } from './http/openapi-docs.ts';
 export { requestLogFields, setRequestOrg } from './http/request-facts.ts';

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { CONSENT_LEVELS, ConsentLevelsSchema, type GdprConsent, personIdOf } from './levels.ts';
 import type { ConsentStore } from './store.ts';
@@ -25,13 +25,7 @@ const answer = (consents: GdprConsent[]) => ok({ consents });
 /** GET, PUT, DELETE /persons/{person_id}/consent/gdpr. */
 export function consentRoutes(ctx: ServiceContext, store: ConsentStore) {
   const headers = consistencyHeaders(ctx.headers);
-  const detail = (operationId: string, summary: string, description: string) => ({
-    operationId,
-    summary,
-    description,
-    tags: ['Persons'],
-    security: [{ orgId: [], apiKey: [] }],
-  });
+  const detail = routeDetail(['Persons']);
   return new Elysia()
     .use(ctx.auth)
     .get(PATH, async ({ org, params }) => answer(await store.get(org.id, personIdOf(params.person_id))), {

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { GroupsSchema, groupNameOf, MAX_GROUPS, personIdOf } from './input.ts';
 import { SECURITY, TAGS } from './routes.ts';
@@ -21,13 +21,7 @@ const MembersSchema = v.object({
 export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
   const headers = consistencyHeaders(ctx.headers);
   const write = <T>(request: Request, fn: () => Promise<T>) => consistentWrite(request, ctx.headers, fn);
-  const detail = (operationId: string, summary: string, description?: string) => ({
-    operationId,
-    summary,
-    ...(description ? { description } : {}),
-    tags: TAGS,
-    security: SECURITY,
-  });
+  const detail = routeDetail(TAGS, SECURITY);
   return new Elysia()
     .use(ctx.auth)
     .get(

@@ -4,7 +4,7 @@ import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
 import { ifMatchOf } from '../../core/http/etag.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { errorDoc, ifMatchHeaders, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import { errorDoc, ifMatchHeaders, routeDetail, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { type Assignments, namesEtag } from './assignments.ts';
 import { MAX_LIST, PersonPermissionsSchema, PersonRolesSchema, personIdOf } from './input.ts';
@@ -50,13 +50,7 @@ const namesResponses = (what: string) => ({
 /** GET, PUT /persons/{id}/roles; GET, PUT /persons/{id}/additional-permissions; GET /persons/{id}/permissions. */
 export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) {
   const headers = ifMatchHeaders(ctx.headers);
-  const detail = (operationId: string, summary: string, description: string) => ({
-    operationId,
-    summary,
-    description,
-    tags: TAGS,
-    security: SECURITY,
-  });
+  const detail = routeDetail(TAGS, SECURITY);
   return new Elysia()
     .use(ctx.auth)
     .get(

@@ -9,7 +9,7 @@ import {
   writeErrorResponses,
 } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, errorDoc, routeDetail, writeErrorDocs } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import {
   MAX_LIST,
@@ -43,13 +43,7 @@ const deleted = (what: string) => ({
 export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
   const headers = consistencyHeaders(ctx.headers);
   const write = <T>(request: Request, fn: () => Promise<T>) => consistentWrite(request, ctx.headers, fn);
-  const detail = (operationId: string, summary: string, description?: string) => ({
-    operationId,
-    summary,
-    ...(description ? { description } : {}),
-    tags: TAGS,
-    security: SECURITY,
-  });
+  const detail = routeDetail(TAGS, SECURITY);
   return new Elysia()
     .use(ctx.auth)
     .post(

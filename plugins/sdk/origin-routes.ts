@@ -2,19 +2,17 @@ import { Elysia } from 'elysia';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { normaliseOrigins, type OriginStore } from './origins.ts';
 import { AllowedOriginsBody, AllowedOriginsResult } from './schema.ts';
 
-const detail = (operationId: string, summary: string) => ({
-  operationId,
-  summary,
-  description:
+const detail = (operationId: string, summary: string) =>
+  routeDetail(['SDK'])(
+    operationId,
+    summary,
     "The browser origins whose pages may call the organization's end-user SDK routes (POST /sdk/events, POST /logout) across origins: CORS answers them, and a browser request from any other Origin is refused with 403. Empty until set. A replica keeps what it read for 5 s: a change counts at once on the replica that made it, within 5 s on the others.",
-  tags: ['SDK'],
-  security: [{ orgId: [], apiKey: [] }],
-});
+  );
 
 /** GET, PUT /organizations/allowed-origins. */
 export function originRoutes(ctx: ServiceContext, store: OriginStore) {
