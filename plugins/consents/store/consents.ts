@@ -1,11 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Database, Storage, Transaction } from '../../core/ports/storage.ts';
-import { ConsentErrors } from './errors.ts';
-import { type ConsentLevel, canonical, type GdprConsent, isConsentLevel } from './levels.ts';
-import { consentsGdpr } from './schema.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Database, Storage, Transaction } from '../../../core/ports/storage.ts';
+import { ConsentErrors } from '../errors.ts';
+import { type ConsentLevel, canonical, type GdprConsent, isConsentLevel } from '../levels.ts';
+import { consentsGdpr } from '../schema.ts';
 
 /**
  * Serialises the writes about one person's consents: two PUTs take turns (each event's old list is what

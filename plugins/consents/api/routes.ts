@@ -1,12 +1,12 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { CONSENT_LEVELS, ConsentLevelsSchema, type GdprConsent, personIdOf } from './levels.ts';
-import type { ConsentStore } from './store.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders, routeDetail } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { CONSENT_LEVELS, ConsentLevelsSchema, type GdprConsent, personIdOf } from '../levels.ts';
+import type { ConsentStore } from '../store/consents.ts';
 
 const PATH = '/persons/:person_id/consent/gdpr';
 const Consents = resultOf(
