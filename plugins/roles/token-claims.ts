@@ -3,7 +3,7 @@ import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
-import { sortedUnique } from './input.ts';
+import { sortedUnique } from './api/input.ts';
 import { rolesPersonRoles } from './schema.ts';
 import type { SettingsStore } from './settings.ts';
 

@@ -1,12 +1,12 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
-import { ifMatchOf } from '../../core/http/etag.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { errorDoc, ifMatchHeaders, routeDetail, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { type Assignments, namesEtag } from './assignments.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { ifMatchOf } from '../../../core/http/etag.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { errorDoc, ifMatchHeaders, routeDetail, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { type Assignments, namesEtag } from '../store/assignments.ts';
 import { MAX_LIST, PersonPermissionsSchema, PersonRolesSchema, personIdOf } from './input.ts';
 import { SECURITY } from './routes.ts';
 

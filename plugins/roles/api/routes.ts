@@ -1,16 +1,22 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
 import {
   ErrorEnvelopeSchema,
   errorResponses,
   ok,
   resultOf,
   writeErrorResponses,
-} from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc, routeDetail, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
+} from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import {
+  consistencyHeaders,
+  errorDoc,
+  routeDetail,
+  writeErrorDocs,
+} from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { RoleStore } from '../store/roles.ts';
 import {
   MAX_LIST,
   NAME_RULE,
@@ -20,7 +26,6 @@ import {
   RoleCreateSchema,
   RolePatchSchema,
 } from './input.ts';
-import type { RoleStore } from './store.ts';
 
 export const TAGS = ['Roles and permissions'];
 export const SECURITY = [{ orgId: [], apiKey: [] }];

@@ -1,13 +1,13 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import { type IfMatch, requireIfMatch, strongEtag } from '../../core/http/etag.ts';
-import type { Database, Storage, Transaction } from '../../core/ports/storage.ts';
-import { RoleErrors } from './errors.ts';
-import { publishTwins } from './events.ts';
-import { sortedUnique } from './input.ts';
-import { rolesPersonPermissions, rolesPersonRoles, rolesRolePermissions, rolesRoles } from './schema.ts';
-import { missingPermissions } from './store.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import { type IfMatch, requireIfMatch, strongEtag } from '../../../core/http/etag.ts';
+import type { Database, Storage, Transaction } from '../../../core/ports/storage.ts';
+import { sortedUnique } from '../api/input.ts';
+import { RoleErrors } from '../errors.ts';
+import { publishTwins } from '../events.ts';
+import { rolesPersonPermissions, rolesPersonRoles, rolesRolePermissions, rolesRoles } from '../schema.ts';
+import { missingPermissions } from './roles.ts';
 
 /**
  * Serialises the writes about one person: two PUTs take turns (each event's old list is what the other

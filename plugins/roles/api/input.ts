@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { exactObject, unchangeable } from '../../core/http/validation.ts';
-import { isUuid } from '../../core/ids.ts';
-import { startsWithBom, unstorableTextRule } from '../../core/text.ts';
-import { RoleErrors } from './errors.ts';
+import { exactObject, unchangeable } from '../../../core/http/validation.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { startsWithBom, unstorableTextRule } from '../../../core/text.ts';
+import { RoleErrors } from '../errors.ts';
 
 /** The longest name of a permission or role, in bytes (all its characters are ASCII). */
 export const MAX_NAME_BYTES = 128;
