@@ -4,19 +4,19 @@ import {
   type IngestRules,
   readIngestBody,
   submittedEvents,
-} from '../../core/events/ingest.ts';
-import { addressBucket } from '../../core/http/client.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { ErrorEnvelopeSchema, errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { TokenBuckets } from '../../core/rate-limit/index.ts';
+} from '../../../core/events/ingest.ts';
+import { addressBucket } from '../../../core/http/client.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { ErrorEnvelopeSchema, errorResponses, ok, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { consistencyHeaders } from '../../../core/http/openapi-docs.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { SdkErrors } from '../errors.ts';
+import { AcceptedResult, sdkEventsBodyDoc } from '../schema.ts';
 import type { Cors } from './cors.ts';
-import { SdkErrors } from './errors.ts';
 import { withRequestMetadata, withTokenPerson } from './members.ts';
 import { bearerOf, type PersonTokens } from './person-token.ts';
-import { AcceptedResult, sdkEventsBodyDoc } from './schema.ts';
 
 /** What POST /sdk/events takes. */
 export const SDK_INGEST: IngestRules = {

@@ -1,7 +1,7 @@
-import { CoreErrors } from '../../core/errors.ts';
-import type { SubmittedEvent } from '../../core/events/ingest.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import { SdkErrors } from './errors.ts';
+import { CoreErrors } from '../../../core/errors.ts';
+import type { SubmittedEvent } from '../../../core/events/ingest.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import { SdkErrors } from '../errors.ts';
 import { type TokenPerson, unauthorized } from './person-token.ts';
 
 const isObject = (x: unknown): x is Record<string, unknown> =>

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { normaliseOrigins, type OriginStore } from './origins.ts';
-import { AllowedOriginsBody, AllowedOriginsResult } from './schema.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders, routeDetail } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { AllowedOriginsBody, AllowedOriginsResult } from '../schema.ts';
+import { normaliseOrigins, type OriginStore } from '../store/origins.ts';
 
 const detail = (operationId: string, summary: string) =>
   routeDetail(['SDK'])(

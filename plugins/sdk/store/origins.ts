@@ -1,10 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
-import { createReplicaCache } from '../../core/cache/replica-cache.ts';
-import { bareHost, classifyAddress, isLocalhostName } from '../../core/net/address.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { SdkErrors } from './errors.ts';
-import { sdkAllowedOrigins } from './schema.ts';
+import { createReplicaCache } from '../../../core/cache/replica-cache.ts';
+import { bareHost, classifyAddress, isLocalhostName } from '../../../core/net/address.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { SdkErrors } from '../errors.ts';
+import { sdkAllowedOrigins } from '../schema.ts';
 
 /** How long a replica trusts what it read of the origins; a change on another replica counts within it. */
 export const ORIGINS_CACHE_MS = 5000;

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
-import type { HeaderNames } from '../../core/http/headers.ts';
-import { SdkErrors } from './errors.ts';
-import type { OriginStore } from './origins.ts';
+import type { HeaderNames } from '../../../core/http/headers.ts';
+import { SdkErrors } from '../errors.ts';
+import type { OriginStore } from '../store/origins.ts';
 
 /** The end-user routes a browser calls across origins. */
 export const SDK_PATHS = ['/sdk/events', '/logout'] as const;

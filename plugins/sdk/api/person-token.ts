@@ -1,6 +1,6 @@
-import type { PersonDirectory, PersonRecord } from '../../core/capabilities/person-directory.ts';
-import type { InvalidReason, TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { SdkErrors } from './errors.ts';
+import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type { InvalidReason, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { SdkErrors } from '../errors.ts';
 
 /** A person token that validated, and the person it names. */
 export interface TokenPerson {

@@ -1,19 +1,19 @@
 import { Elysia } from 'elysia';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { CoreErrors } from '../../core/errors.ts';
-import { eventDefinition } from '../../core/events/catalogue/index.ts';
-import { buildSubmitted, readIngestBody } from '../../core/events/ingest.ts';
-import { addressBucket } from '../../core/http/client.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { TokenBuckets } from '../../core/rate-limit/index.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { CoreErrors } from '../../../core/errors.ts';
+import { eventDefinition } from '../../../core/events/catalogue/index.ts';
+import { buildSubmitted, readIngestBody } from '../../../core/events/ingest.ts';
+import { addressBucket } from '../../../core/http/client.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { logoutBodyDoc } from '../schema.ts';
 import type { Cors } from './cors.ts';
 import { tooMany } from './ingest-routes.ts';
 import { withRequestMetadata } from './members.ts';
 import { bearerOf, type PersonTokens, unauthorized } from './person-token.ts';
-import { logoutBodyDoc } from './schema.ts';
 
 const LOGGED_OUT = eventDefinition('PersonLoggedOut_v1')!;
 /** What a logout body may give: the person comes from the token. */
