@@ -6,17 +6,17 @@ import { definePlugin } from '../../core/plugin.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
 import { onTokenRevoked } from '../../core/tokens/token-revoked.ts';
-import { reservedClaims } from './claims.ts';
-import { createFirstTokens } from './first-token.ts';
-import { createIssue } from './issuer.ts';
-import { TOKEN_KEYS_OWNER, tokenKeys } from './keys.ts';
+import { tokenRoutes } from './api/routes.ts';
+import { wellKnownRoutes } from './api/well-known.ts';
+import { reservedClaims } from './issue/claims.ts';
+import { createFirstTokens } from './issue/first-token.ts';
+import { createIssue } from './issue/issuer.ts';
+import { TOKEN_KEYS_OWNER, tokenKeys } from './issue/keys.ts';
 import { migrations } from './migrations/index.ts';
-import { forgetDeletedPerson } from './person-deleted.ts';
-import { revokeEarlierTokens } from './person-revocation.ts';
-import { createRevoke } from './revocation.ts';
-import { tokenRoutes } from './routes.ts';
-import { createValidator } from './validation.ts';
-import { wellKnownRoutes } from './well-known.ts';
+import { forgetDeletedPerson } from './validation/person-deleted.ts';
+import { revokeEarlierTokens } from './validation/person-revocation.ts';
+import { createRevoke } from './validation/revocation.ts';
+import { createValidator } from './validation/validation.ts';
 
 export { TOKEN_KEYS_OWNER };
 

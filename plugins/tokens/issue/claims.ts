@@ -1,5 +1,5 @@
 // One list for the issuer, mint-token and the token_minted hook: core/tokens/reserved-claims.ts.
-export { REGISTERED_CLAIMS, reservedClaims } from '../../core/tokens/reserved-claims.ts';
+export { REGISTERED_CLAIMS, reservedClaims } from '../../../core/tokens/reserved-claims.ts';
 
 /** The first claim of `claims` that may not be set by a caller or a hook, if any. */
 export function forbiddenClaim(

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
-import { jwksRenderer } from '../../core/http/jwks-response.ts';
-import type { TokenKeys } from './keys.ts';
+import { jwksRenderer } from '../../../core/http/jwks-response.ts';
+import type { TokenKeys } from '../issue/keys.ts';
 
 const TAGS = ['OIDC discovery'];
 

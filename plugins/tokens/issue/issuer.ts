@@ -1,15 +1,15 @@
-import { eventHandleOf, type PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { IssuedToken, IssueRequest } from '../../core/capabilities/token-issuer.ts';
-import type { AuthenticationDetails } from '../../core/events/shared-types.ts';
-import { uuidv7 } from '../../core/ids.ts';
-import type { CounterSeries } from '../../core/metrics/types.ts';
-import type { PluginContext } from '../../core/plugin.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import { beforeTokenIssued, type TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
-import { ID_TOKEN_CLAIMS } from '../../core/tokens/reserved-claims.ts';
-import { collectServiceClaims } from '../../core/tokens/service-claims.ts';
+import { eventHandleOf, type PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { IssuedToken, IssueRequest } from '../../../core/capabilities/token-issuer.ts';
+import type { AuthenticationDetails } from '../../../core/events/shared-types.ts';
+import { uuidv7 } from '../../../core/ids.ts';
+import type { CounterSeries } from '../../../core/metrics/types.ts';
+import type { PluginContext } from '../../../core/plugin.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import { beforeTokenIssued, type TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
+import { ID_TOKEN_CLAIMS } from '../../../core/tokens/reserved-claims.ts';
+import { collectServiceClaims } from '../../../core/tokens/service-claims.ts';
+import { TokenErrors } from '../errors.ts';
 import { forbiddenClaim } from './claims.ts';
-import { TokenErrors } from './errors.ts';
 import type { createFirstTokens } from './first-token.ts';
 import type { TokenKeys } from './keys.ts';
 

@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import type { PersonDirectory } from '../../core/capabilities/person-directory.ts';
-import type { InvalidReason, TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { optionalJson, refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDocs, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import { analyticsReader } from '../../core/http/sign-in-context.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import { TokenErrors } from './errors.ts';
+import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { InvalidReason, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { optionalJson, refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders, errorDocs, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../../core/http/sign-in-context.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import { TokenErrors } from '../errors.ts';
 
 const TAGS = ['Tokens'];
 const SECURITY = [{ orgId: [], apiKey: [] }];

@@ -1,6 +1,6 @@
-import type { Signer } from '../../core/ports/signer.ts';
+import type { Signer } from '../../../core/ports/signer.ts';
 
-import { TOKEN_KEYS_OWNER } from '../../core/tokens/token-keys.ts';
+import { TOKEN_KEYS_OWNER } from '../../../core/tokens/token-keys.ts';
 
 export { TOKEN_KEYS_OWNER };
 

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { UUID_PATTERN } from '../../core/ids.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import { revokePersonTokens } from '../../core/tokens/revoke-person-tokens.ts';
-import { tokensPersonCutoffs } from './schema.ts';
+import { UUID_PATTERN } from '../../../core/ids.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import { revokePersonTokens } from '../../../core/tokens/revoke-person-tokens.ts';
+import { tokensPersonCutoffs } from '../schema.ts';
 
 /**
  * When a token was issued, in milliseconds: from its jti when that is a UUID v7 (the issuer's, whose

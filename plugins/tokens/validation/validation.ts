@@ -1,12 +1,12 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { decodeProtectedHeader } from 'jose';
-import type { InvalidReason } from '../../core/capabilities/token-issuer.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { JsonValue } from '../../core/ports/event-bus.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import type { TokenKeys } from './keys.ts';
+import type { InvalidReason } from '../../../core/capabilities/token-issuer.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { JsonValue } from '../../../core/ports/event-bus.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import type { TokenKeys } from '../issue/keys.ts';
+import { tokensRevoked } from '../schema.ts';
 import { issuedAtMs } from './person-revocation.ts';
-import { tokensRevoked } from './schema.ts';
 
 export type Validation =
   | { valid: true; claims: Record<string, JsonValue> }

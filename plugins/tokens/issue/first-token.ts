@@ -1,8 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { batchingFor, createGroupCommit } from '../../core/batching/group-commit.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
-import { tokensIssuedPersons } from './schema.ts';
+import { batchingFor, createGroupCommit } from '../../../core/batching/group-commit.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { tokensIssuedPersons } from '../schema.ts';
 
 interface Claim {
   orgId: string;

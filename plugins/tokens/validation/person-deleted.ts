@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
-import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
-import { tokensIssuedPersons, tokensPersonCutoffs } from './schema.ts';
+import { beforePersonDeleted } from '../../../core/persons/before-person-deleted.ts';
+import { tokensIssuedPersons, tokensPersonCutoffs } from '../schema.ts';
 
 /**
  * A deleted person's first-token record goes with it, in the deleting transaction. (Person IDs are not

@@ -1,7 +1,7 @@
-import type { TokenIssuer, TokenRevocation } from '../../core/capabilities/token-issuer.ts';
-import type { Hooks } from '../../core/contract/hooks.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { onTokenRevoked } from '../../core/tokens/token-revoked.ts';
+import type { TokenIssuer, TokenRevocation } from '../../../core/capabilities/token-issuer.ts';
+import type { Hooks } from '../../../core/contract/hooks.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { onTokenRevoked } from '../../../core/tokens/token-revoked.ts';
 import type { Validator } from './validation.ts';
 
 /**
