@@ -8,19 +8,19 @@ import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { revokePersonTokens } from '../../core/tokens/revoke-person-tokens.ts';
-import { createPasswordAuthenticator } from './authenticator.ts';
-import { createCredentialStore } from './credentials.ts';
-import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing.ts';
+import { passwordRoutes } from './api/routes.ts';
+import { type Argon2Params, createHasher, DEFAULT_ARGON2 } from './hashing/hashing.ts';
 import { migrations } from './migrations/index.ts';
-import { deleteCredentialOfDeletedPerson } from './person-deleted.ts';
 import { createResetConfirmation } from './reset/confirm.ts';
 import { createResetRequests } from './reset/request.ts';
 import { resetRoutes } from './reset/routes.ts';
 import { createResetSettings, resetSettingsRoutes } from './reset/settings.ts';
 import { passwordResetTemplate } from './reset/template.ts';
 import { createResetTokens } from './reset/tokens.ts';
-import { passwordRoutes } from './routes.ts';
-import { createSignIn } from './sign-in.ts';
+import { createPasswordAuthenticator } from './sign-in/authenticator.ts';
+import { createSignIn } from './sign-in/sign-in.ts';
+import { createCredentialStore } from './store/credentials.ts';
+import { deleteCredentialOfDeletedPerson } from './store/person-deleted.ts';
 
 export { PasswordErrors } from './errors.ts';
 

@@ -5,10 +5,10 @@ import type { EventPublisher } from '../../../core/events/types.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { revokePersonTokens } from '../../../core/tokens/revoke-person-tokens.ts';
-import type { CredentialStore } from '../credentials.ts';
 import { PasswordErrors } from '../errors.ts';
-import type { Hasher } from '../hashing.ts';
-import { checkNewPassword } from '../policy.ts';
+import type { Hasher } from '../hashing/hashing.ts';
+import { checkNewPassword } from '../policy/policy.ts';
+import type { CredentialStore } from '../store/credentials.ts';
 import type { OpenReset, ResetTokens, TokenRefusal } from './tokens.ts';
 
 /** What a refused token's 400 says. */

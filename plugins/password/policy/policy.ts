@@ -1,5 +1,5 @@
+import { PasswordErrors } from '../errors.ts';
 import { COMMON_PASSWORDS } from './common-passwords.ts';
-import { PasswordErrors } from './errors.ts';
 
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 256;

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { passwordCredentials } from './schema.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { passwordCredentials } from '../schema.ts';
 
 /** The stored password hashes of persons. */
 export function createCredentialStore(deps: { storage: Storage; clock: Clock }) {

@@ -3,20 +3,20 @@ import {
   type PersonDirectory,
   type PersonHandle,
   type PersonRecord,
-} from '../../core/capabilities/person-directory.ts';
-import type { TokenIssuer } from '../../core/capabilities/token-issuer.ts';
-import { ServiceError } from '../../core/errors.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import { addressBucket } from '../../core/http/client.ts';
-import { analyticsMetadata, type RequestContext } from '../../core/http/sign-in-context.ts';
-import type { Logger } from '../../core/log.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { TokenBuckets } from '../../core/rate-limit/index.ts';
-import type { TokenAuthentication } from '../../core/tokens/before-token-issued.ts';
-import type { CredentialStore } from './credentials.ts';
-import { PasswordErrors } from './errors.ts';
-import type { Hasher } from './hashing.ts';
-import { normalisePassword } from './policy.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import { addressBucket } from '../../../core/http/client.ts';
+import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { Logger } from '../../../core/log.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
+import { PasswordErrors } from '../errors.ts';
+import type { Hasher } from '../hashing/hashing.ts';
+import { normalisePassword } from '../policy/policy.ts';
+import type { CredentialStore } from '../store/credentials.ts';
 
 /** Why a sign-in failed, as AuthenticationFailed_v1's `failure_reason` says it. */
 export type FailureReason =

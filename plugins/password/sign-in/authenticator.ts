@@ -1,11 +1,14 @@
-import type { PasswordAuthenticator, PasswordCheck } from '../../core/capabilities/password-authenticator.ts';
+import type {
+  PasswordAuthenticator,
+  PasswordCheck,
+} from '../../../core/capabilities/password-authenticator.ts';
 import {
   type AnalyticsContext,
   isHandleType,
   type PersonDirectory,
-} from '../../core/capabilities/person-directory.ts';
-import { ServiceError } from '../../core/errors.ts';
-import type { RequestContext } from '../../core/http/sign-in-context.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import { ServiceError } from '../../../core/errors.ts';
+import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { createSignIn } from './sign-in.ts';
 
 /**

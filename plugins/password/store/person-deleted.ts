@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
-import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
-import { passwordCredentials, passwordResetTokens } from './schema.ts';
+import { beforePersonDeleted } from '../../../core/persons/before-person-deleted.ts';
+import { passwordCredentials, passwordResetTokens } from '../schema.ts';
 
 /** A deleted person's password and reset links go with it, in the deleting transaction. */
 export const deleteCredentialOfDeletedPerson = beforePersonDeleted.attach({
