@@ -8,10 +8,10 @@ import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { personIdOf } from '../api/input.ts';
 import { PersonErrors } from '../errors.ts';
 import { normaliseHandle } from '../handles.ts';
-import { personIdOf } from '../input.ts';
-import type { PersonStore } from '../store.ts';
+import type { PersonStore } from '../store/persons.ts';
 import { confirmPage, verificationRefusedPage, verifiedPage } from './page.ts';
 import type { emailVerificationTemplate } from './template.ts';
 import type { VerificationRefusal, VerificationTokens } from './tokens.ts';

@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm';
-import type { PersonHandle } from '../../core/capabilities/person-directory.ts';
-import type { Database } from '../../core/ports/storage.ts';
-import { PersonErrors } from './errors.ts';
-import { personHandles, persons } from './schema.ts';
+import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
+import type { Database } from '../../../core/ports/storage.ts';
+import { PersonErrors } from '../errors.ts';
+import { personHandles, persons } from '../schema.ts';
 
 /** Postgres said `unique_violation` somewhere in the error's cause chain (drizzle wraps driver errors). */
 export function isUniqueViolation(err: unknown): boolean {

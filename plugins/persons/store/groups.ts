@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Database, Storage } from '../../core/ports/storage.ts';
-import { PersonErrors } from './errors.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Database, Storage } from '../../../core/ports/storage.ts';
+import { PersonErrors } from '../errors.ts';
+import { groupMemberships, personGroups, persons } from '../schema.ts';
 import { findRows, getIn } from './person-records.ts';
-import { groupMemberships, personGroups, persons } from './schema.ts';
 
 /** Makes the named groups exist (first use creates them). */
 export async function ensureGroups(db: Database, clock: Clock, orgId: string, names: string[]) {

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { HANDLE_TYPES } from '../../core/capabilities/person-directory.ts';
-import { exactObject, parseOrThrow } from '../../core/http/validation.ts';
-import { isUuid } from '../../core/ids.ts';
-import { PersonErrors } from './errors.ts';
-import { normaliseHandle } from './handles.ts';
-import type { NewPerson } from './store.ts';
+import { HANDLE_TYPES } from '../../../core/capabilities/person-directory.ts';
+import { exactObject, parseOrThrow } from '../../../core/http/validation.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { PersonErrors } from '../errors.ts';
+import { normaliseHandle } from '../handles.ts';
+import type { NewPerson } from '../store/persons.ts';
 
 /** The regions a person's data may live in (the reference's list). */
 export const REGIONS = [

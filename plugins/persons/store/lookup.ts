@@ -1,10 +1,10 @@
-import { batchGate } from '../../core/batching/batch-gate.ts';
-import { createBatchLoader } from '../../core/batching/batch-loader.ts';
-import { batchingFor } from '../../core/batching/group-commit.ts';
-import type { PersonHandle, PersonRecord } from '../../core/capabilities/person-directory.ts';
-import { prepared } from '../../core/db/prepared.ts';
-import { isUuid } from '../../core/ids.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import { batchGate } from '../../../core/batching/batch-gate.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { batchingFor } from '../../../core/batching/group-commit.ts';
+import type { PersonHandle, PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import { isUuid } from '../../../core/ids.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
 
 interface Row {
   person_id: string;

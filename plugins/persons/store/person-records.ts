@@ -4,10 +4,10 @@ import {
   type HeldHandle,
   type PersonHandle,
   type PersonRecord,
-} from '../../core/capabilities/person-directory.ts';
-import type { Database } from '../../core/ports/storage.ts';
-import { PersonErrors } from './errors.ts';
-import { groupMemberships, personHandles, persons } from './schema.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import type { Database } from '../../../core/ports/storage.ts';
+import { PersonErrors } from '../errors.ts';
+import { groupMemberships, personHandles, persons } from '../schema.ts';
 
 export type PersonRow = typeof persons.$inferSelect;
 

@@ -3,17 +3,17 @@ import type {
   AnalyticsContext,
   PersonHandle,
   PersonRecord,
-} from '../../core/capabilities/person-directory.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import { analyticsMetadata } from '../../core/http/sign-in-context.ts';
-import { uuidv7 } from '../../core/ids.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { PersonErrors } from './errors.ts';
-import { ensureGroups } from './group-store.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import { analyticsMetadata } from '../../../core/http/sign-in-context.ts';
+import { uuidv7 } from '../../../core/ids.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { PersonErrors } from '../errors.ts';
+import { groupMemberships, personHandles, persons } from '../schema.ts';
+import { ensureGroups } from './groups.ts';
 import { isUniqueViolation, refuseOtherRegion, takenHandle } from './handle-conflicts.ts';
 import { eventHandles, findRows, recordsOf } from './person-records.ts';
-import { groupMemberships, personHandles, persons } from './schema.ts';
 
 /** A person to create, already checked and normalised. */
 export interface NewPerson {

@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok, resultOf, writeErrorResponses } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, routeDetail } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders, routeDetail } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { PersonStore } from '../store/persons.ts';
 import { GroupsSchema, groupNameOf, MAX_GROUPS, personIdOf } from './input.ts';
 import { SECURITY, TAGS } from './routes.ts';
-import type { PersonStore } from './store.ts';
 
 const MembersSchema = v.object({
   persons: v.pipe(

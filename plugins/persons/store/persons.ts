@@ -1,16 +1,16 @@
 import { and, asc, count, eq, gt } from 'drizzle-orm';
-import type { PersonRecord } from '../../core/capabilities/person-directory.ts';
-import type { EventPublisher } from '../../core/events/types.ts';
-import type { PersonDeletion } from '../../core/persons/before-person-deleted.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import type { EventPublisher } from '../../../core/events/types.ts';
+import type { PersonDeletion } from '../../../core/persons/before-person-deleted.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import type { PersonsListRequest } from '../api/list-query.ts';
+import { PersonErrors } from '../errors.ts';
+import { persons } from '../schema.ts';
 import { createPersonCreator } from './create-persons.ts';
-import { PersonErrors } from './errors.ts';
-import { createGroupStore } from './group-store.ts';
-import type { PersonsListRequest } from './list-query.ts';
+import { createGroupStore } from './groups.ts';
 import { listConditions } from './list-sql.ts';
 import { eventHandles, getIn, recordsOf } from './person-records.ts';
-import { persons } from './schema.ts';
 import { createPersonUpsert } from './upsert-person.ts';
 
 export type { NewPerson } from './create-persons.ts';

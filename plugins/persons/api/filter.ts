@@ -1,7 +1,7 @@
-import type { PersonHandle } from '../../core/capabilities/person-directory.ts';
-import { isUuid } from '../../core/ids.ts';
-import { PersonErrors } from './errors.ts';
-import { parseHandleFilter } from './handles.ts';
+import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { PersonErrors } from '../errors.ts';
+import { parseHandleFilter } from '../handles.ts';
 import { GROUP_NAME_RE, REGIONS } from './input.ts';
 
 /** One comparison of a filter, its value checked and normalised. */

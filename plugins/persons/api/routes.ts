@@ -1,17 +1,18 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { consistentWrite } from '../../core/http/consistency.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
 import {
   ErrorEnvelopeSchema,
   errorResponses,
   ok,
   resultOf,
   writeErrorResponses,
-} from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
-import { analyticsReader } from '../../core/http/sign-in-context.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
+} from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import { analyticsReader } from '../../../core/http/sign-in-context.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import type { PersonStore } from '../store/persons.ts';
 import {
   BULK_LIMIT,
   PersonCreateSchema,
@@ -34,7 +35,6 @@ import {
   parseListQuery,
   personFieldsOf,
 } from './list-query.ts';
-import type { PersonStore } from './store.ts';
 
 export const TAGS = ['Persons'];
 export const SECURITY = [{ orgId: [], apiKey: [] }];

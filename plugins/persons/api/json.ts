@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import type { PersonRecord } from '../../core/capabilities/person-directory.ts';
-import { HANDLE_TYPES } from '../../core/capabilities/person-directory.ts';
+import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
+import { HANDLE_TYPES } from '../../../core/capabilities/person-directory.ts';
 
 /** PersonRet of the reference, plus created_at. */
 export const PersonSchema = v.object({

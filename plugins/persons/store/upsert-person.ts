@@ -3,15 +3,15 @@ import type {
   AnalyticsContext,
   PersonHandle,
   PersonRecord,
-} from '../../core/capabilities/person-directory.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+} from '../../../core/capabilities/person-directory.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
+import { PersonErrors } from '../errors.ts';
+import { groupMemberships, personHandles, persons } from '../schema.ts';
 import type { CreatePersons, NewPerson } from './create-persons.ts';
-import { PersonErrors } from './errors.ts';
-import { ensureGroups } from './group-store.ts';
+import { ensureGroups } from './groups.ts';
 import { isUniqueViolation, refuseOtherRegion } from './handle-conflicts.ts';
 import { getIn } from './person-records.ts';
-import { groupMemberships, personHandles, persons } from './schema.ts';
 
 export function createPersonUpsert(deps: { storage: Storage; clock: Clock; create: CreatePersons }) {
   const { storage, clock, create } = deps;

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import type { PersonHandle } from '../../core/capabilities/person-directory.ts';
-import { exactObject } from '../../core/http/validation.ts';
-import { base64url, fromBase64url, isUuid } from '../../core/ids.ts';
-import { PersonErrors } from './errors.ts';
+import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
+import { exactObject } from '../../../core/http/validation.ts';
+import { base64url, fromBase64url, isUuid } from '../../../core/ids.ts';
+import { PersonErrors } from '../errors.ts';
+import { parseHandleFilter } from '../handles.ts';
 import { FILTER_RULE, type PersonsFilter, parsePersonsFilter } from './filter.ts';
-import { parseHandleFilter } from './handles.ts';
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1000;

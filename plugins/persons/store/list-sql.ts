@@ -1,9 +1,9 @@
 import { and, eq, inArray, ne, notInArray, or, type SQL } from 'drizzle-orm';
-import type { PersonHandle } from '../../core/capabilities/person-directory.ts';
-import type { Database } from '../../core/ports/storage.ts';
-import type { Comparison } from './filter.ts';
-import type { PersonsListRequest } from './list-query.ts';
-import { groupMemberships, personHandles, persons } from './schema.ts';
+import type { PersonHandle } from '../../../core/capabilities/person-directory.ts';
+import type { Database } from '../../../core/ports/storage.ts';
+import type { Comparison } from '../api/filter.ts';
+import type { PersonsListRequest } from '../api/list-query.ts';
+import { groupMemberships, personHandles, persons } from '../schema.ts';
 
 // Each membership test is one subquery the planner answers from an index: persons_handles_unique
 // (org_id, type, value) for a handle, the membership primary key (org_id, group_name, person_id) for a
