@@ -1,5 +1,5 @@
-import { AttributeErrors, shown } from './errors.ts';
-import { MAX_ATTRIBUTES_PER_REQUEST, Problems } from './limits.ts';
+import { AttributeErrors, shown } from '../errors.ts';
+import { MAX_ATTRIBUTES_PER_REQUEST, Problems } from '../limits.ts';
 
 /** A query value as `application/x-www-form-urlencoded` reads it: `+` is a space, then percent-decoding. */
 function decoded(raw: string, what: string): string {

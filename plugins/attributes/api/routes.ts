@@ -1,14 +1,11 @@
 import { Elysia } from 'elysia';
 
-import { bodyDepthOption } from '../../core/http/body-depth.ts';
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { errorResponses, ok } from '../../core/http/envelope.ts';
-import { consistencyHeaders as consistencyHeaderDocs } from '../../core/http/openapi-docs.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { bucketRoutes } from './bucket-routes.ts';
-import { nameProblem, WRITE_BODY_DEPTH } from './limits.ts';
-import { SECURITY, TAGS, writeResponses } from './openapi.ts';
-import { type EmptyList, namesFromQuery, refuseBody } from './query.ts';
+import { bodyDepthOption } from '../../../core/http/body-depth.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { errorResponses, ok } from '../../../core/http/envelope.ts';
+import { consistencyHeaders as consistencyHeaderDocs } from '../../../core/http/openapi-docs.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { nameProblem, WRITE_BODY_DEPTH } from '../limits.ts';
 import {
   AttributeNamesQuery,
   AttributesBody,
@@ -18,8 +15,11 @@ import {
   BucketNameParams,
   BucketNamesQuery,
   DeleteNamesQuery,
-} from './schema.ts';
-import type { AttributeStore, BucketContents, BucketWrite } from './store.ts';
+} from '../schema.ts';
+import type { AttributeStore, BucketContents, BucketWrite } from '../store/attributes.ts';
+import { bucketRoutes } from './bucket-routes.ts';
+import { SECURITY, TAGS, writeResponses } from './openapi.ts';
+import { type EmptyList, namesFromQuery, refuseBody } from './query.ts';
 import { type AttributeLimits, createWriteChecks } from './write-checks.ts';
 
 /** Attribute entries as a JSON object. `Object.fromEntries` defines own properties, so `__proto__` stays a key. */

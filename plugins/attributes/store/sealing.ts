@@ -1,7 +1,7 @@
-import type { SealedColumn } from '../../core/db/reseal.ts';
-import { type SecretBox, SecretBoxError } from '../../core/ports/secret-box.ts';
-import { AttributeErrors } from './errors.ts';
-import type { PreparedAttribute } from './limits.ts';
+import type { SealedColumn } from '../../../core/db/reseal.ts';
+import { type SecretBox, SecretBoxError } from '../../../core/ports/secret-box.ts';
+import { AttributeErrors } from '../errors.ts';
+import type { PreparedAttribute } from '../limits.ts';
 import { createOpenedValues } from './opened-values.ts';
 
 /** The values, when none of them is a promise (sealed at once); undefined otherwise. */

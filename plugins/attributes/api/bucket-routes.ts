@@ -1,17 +1,17 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 
-import { consistentWrite } from '../../core/http/consistency.ts';
-import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../core/http/envelope.ts';
-import { refuseArrayBody } from '../../core/http/object-body.ts';
-import { consistencyHeaders as consistencyHeaderDocs } from '../../core/http/openapi-docs.ts';
-import { NoQuery } from '../../core/http/validation.ts';
-import type { ServiceContext } from '../../core/plugin.ts';
-import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
-import { AttributeErrors } from './errors.ts';
+import { consistentWrite } from '../../../core/http/consistency.ts';
+import { ErrorEnvelopeSchema, errorResponses, ok, resultOf } from '../../../core/http/envelope.ts';
+import { refuseArrayBody } from '../../../core/http/object-body.ts';
+import { consistencyHeaders as consistencyHeaderDocs } from '../../../core/http/openapi-docs.ts';
+import { NoQuery } from '../../../core/http/validation.ts';
+import type { ServiceContext } from '../../../core/plugin.ts';
+import { BUCKET_NAME_RE, type BucketDefinition } from '../buckets.ts';
+import { AttributeErrors } from '../errors.ts';
+import { BucketNameParams, BucketSchema, CreateBucketBody } from '../schema.ts';
+import type { AttributeStore } from '../store/attributes.ts';
 import { SECURITY, TAGS, writeResponses } from './openapi.ts';
-import { BucketNameParams, BucketSchema, CreateBucketBody } from './schema.ts';
-import type { AttributeStore } from './store.ts';
 
 const toBucketJson = (b: BucketDefinition, orgId: string) => ({
   name: b.name,

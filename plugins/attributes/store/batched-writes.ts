@@ -1,7 +1,7 @@
-import { batchGate } from '../../core/batching/batch-gate.ts';
-import { arrayLiteral } from '../../core/db/prepared.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import type { PreparedAttribute } from './limits.ts';
+import { batchGate } from '../../../core/batching/batch-gate.ts';
+import { arrayLiteral } from '../../../core/db/prepared.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import type { PreparedAttribute } from '../limits.ts';
 import { lockCustomBuckets, pairKey, writeBuckets, writeRow } from './statements.ts';
 
 /** One request's write of whole buckets (replace or merge), its values sealed, buckets in lock order. */

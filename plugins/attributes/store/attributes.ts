@@ -1,17 +1,17 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { arrayLiteral } from '../../core/db/prepared.ts';
-import { isUuid } from '../../core/ids.ts';
+import { arrayLiteral } from '../../../core/db/prepared.ts';
+import { isUuid } from '../../../core/ids.ts';
 
-import type { Clock } from '../../core/ports/clock.ts';
-import type { SecretBox } from '../../core/ports/secret-box.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
+import type { Clock } from '../../../core/ports/clock.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { BUCKET_NAME_RE, type BucketDefinition } from '../buckets.ts';
+import { AttributeErrors } from '../errors.ts';
+import type { PreparedAttribute } from '../limits.ts';
+import { attributeBuckets } from '../schema.ts';
 import { createBucketReads } from './batched-reads.ts';
 import { createBatchedWrites } from './batched-writes.ts';
-import { BUCKET_NAME_RE, type BucketDefinition } from './buckets.ts';
 import { createCustomBuckets } from './custom-buckets.ts';
-import { AttributeErrors } from './errors.ts';
-import type { PreparedAttribute } from './limits.ts';
-import { attributeBuckets } from './schema.ts';
 import { allNow, createSealing } from './sealing.ts';
 import { type BucketRow, deleteNames, storedBytes, writeBucketsAlone, writeRow } from './statements.ts';
 

@@ -1,9 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { arrayLiteral } from '../../core/db/prepared.ts';
-import type { Storage, Transaction } from '../../core/ports/storage.ts';
-import { type BucketDefinition, customNameProblem, type EndUserPermissions } from './buckets.ts';
-import { AttributeErrors } from './errors.ts';
-import { attributeBuckets } from './schema.ts';
+import { arrayLiteral } from '../../../core/db/prepared.ts';
+import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { type BucketDefinition, customNameProblem, type EndUserPermissions } from '../buckets.ts';
+import { AttributeErrors } from '../errors.ts';
+import { attributeBuckets } from '../schema.ts';
 import { lockCustomAlone } from './statements.ts';
 
 const customBucket = (name: string, endUserPermissions: EndUserPermissions): BucketDefinition => ({

@@ -1,7 +1,7 @@
-import { BUCKET_NAME_RE } from './buckets.ts';
-import { AttributeErrors, shown } from './errors.ts';
-import { isObject, MAX_BUCKETS_PER_REQUEST, Problems, prepareAttributes, typeOf } from './limits.ts';
-import type { AttributeStore, BucketWrite } from './store.ts';
+import { BUCKET_NAME_RE } from '../buckets.ts';
+import { AttributeErrors, shown } from '../errors.ts';
+import { isObject, MAX_BUCKETS_PER_REQUEST, Problems, prepareAttributes, typeOf } from '../limits.ts';
+import type { AttributeStore, BucketWrite } from '../store/attributes.ts';
 
 /** Where a bucket's attributes sit in a multi-bucket body, for messages. */
 const whereIn = (bucket: string) =>

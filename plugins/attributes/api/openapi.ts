@@ -1,4 +1,4 @@
-import { errorDoc, writeErrorDocs } from '../../core/http/openapi-docs.ts';
+import { errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 
 /** The OpenAPI tag of every attribute route. */
 export const TAGS = ['Organization Attributes'];

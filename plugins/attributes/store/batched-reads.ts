@@ -1,8 +1,8 @@
-import { batchGate } from '../../core/batching/batch-gate.ts';
-import { createBatchLoader } from '../../core/batching/batch-loader.ts';
-import { batchingFor } from '../../core/batching/group-commit.ts';
-import { arrayLiteral } from '../../core/db/prepared.ts';
-import type { Storage } from '../../core/ports/storage.ts';
+import { batchGate } from '../../../core/batching/batch-gate.ts';
+import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
+import { batchingFor } from '../../../core/batching/group-commit.ts';
+import { arrayLiteral } from '../../../core/db/prepared.ts';
+import type { Storage } from '../../../core/ports/storage.ts';
 import { type BucketRow, pairKey, selectBuckets } from './statements.ts';
 
 /**

@@ -1,5 +1,5 @@
-import { prepared } from '../../core/db/prepared.ts';
-import { type PreparedAttribute, utf8Bytes } from './limits.ts';
+import { prepared } from '../../../core/db/prepared.ts';
+import { type PreparedAttribute, utf8Bytes } from '../limits.ts';
 
 // Bucket rows: the statements that lock, write and read them, for batches and for requests written
 // alone, and the document a write sends them.
