@@ -5,7 +5,7 @@ import { base64url, fromBase64url, isUuid } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { EventBus } from '../../../core/ports/event-bus.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
-import { isoOf } from '../api/present.ts';
+import { isoOf } from '../api/json.ts';
 import { WebhookErrors } from '../errors.ts';
 import { createDeliveries } from '../pipeline/enqueue.ts';
 
