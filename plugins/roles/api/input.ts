@@ -76,7 +76,7 @@ export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > 
 export const sortedUnique = (list: readonly string[]): string[] => [...new Set(list)].sort(compareNames);
 
 /** A name from the path: 400 naming the parameter when it breaks the rule. */
-export function nameOf(param: 'permission_name' | 'role_name', value: string): string {
+export function parseName(param: 'permission_name' | 'role_name', value: string): string {
   if (!isName(value))
     throw RoleErrors.INVALID_ROLES_INPUT(
       `path parameter ${param} ${NAME_RULE} (got ${JSON.stringify(value)})`,
@@ -85,7 +85,7 @@ export function nameOf(param: 'permission_name' | 'role_name', value: string): s
 }
 
 /** A person ID from the path: 400 when it cannot be one (so no query runs with it). */
-export function personIdOf(id: string): string {
+export function parsePersonId(id: string): string {
   if (!isUuid(id))
     throw RoleErrors.INVALID_ROLES_INPUT(
       `path parameter person_id must be a UUID (got ${JSON.stringify(id)})`,

@@ -7,7 +7,7 @@ import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { errorDoc, ifMatchHeaders, routeDetail, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import { type Assignments, namesEtag } from '../store/assignments.ts';
-import { MAX_LIST, PersonPermissionsSchema, PersonRolesSchema, personIdOf } from './input.ts';
+import { MAX_LIST, PersonPermissionsSchema, PersonRolesSchema, parsePersonId } from './input.ts';
 import { SECURITY } from './routes.ts';
 
 const TAGS = ['Persons'];
@@ -56,7 +56,7 @@ export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) 
     .get(
       '/persons/:person_id/roles',
       async ({ org, params, set }) => {
-        const roles = await assignments.roles(org.id, personIdOf(params.person_id));
+        const roles = await assignments.roles(org.id, parsePersonId(params.person_id));
         set.headers.etag = await namesEtag(roles);
         return ok(roles);
       },
@@ -77,7 +77,7 @@ export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) 
     .put(
       '/persons/:person_id/roles',
       async ({ org, params, body, request, set }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         const ifMatch = ifMatchOf(request);
         const roles = await consistentWrite(request, ctx.headers, () =>
           assignments.setRoles(org.id, id, body.roles, ifMatch),
@@ -105,7 +105,7 @@ export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) 
     .get(
       '/persons/:person_id/additional-permissions',
       async ({ org, params, set }) => {
-        const names = await assignments.additionalPermissions(org.id, personIdOf(params.person_id));
+        const names = await assignments.additionalPermissions(org.id, parsePersonId(params.person_id));
         set.headers.etag = await namesEtag(names);
         return ok(names);
       },
@@ -125,7 +125,7 @@ export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) 
     .put(
       '/persons/:person_id/additional-permissions',
       async ({ org, params, body, request, set }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         const ifMatch = ifMatchOf(request);
         const names = await consistentWrite(request, ctx.headers, () =>
           assignments.setAdditionalPermissions(org.id, id, body.permissions, ifMatch),
@@ -153,7 +153,7 @@ export function personRoleRoutes(ctx: ServiceContext, assignments: Assignments) 
     .get(
       '/persons/:person_id/permissions',
       async ({ org, params }) =>
-        ok(await assignments.effectivePermissions(org.id, personIdOf(params.person_id))),
+        ok(await assignments.effectivePermissions(org.id, parsePersonId(params.person_id))),
       {
         apiKey: true,
         params: PersonIdParams,

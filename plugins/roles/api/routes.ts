@@ -20,9 +20,9 @@ import type { RoleStore } from '../store/roles.ts';
 import {
   MAX_LIST,
   NAME_RULE,
-  nameOf,
   PermissionCreateSchema,
   PermissionPatchSchema,
+  parseName,
   RoleCreateSchema,
   RolePatchSchema,
 } from './input.ts';
@@ -87,7 +87,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     .get(
       '/permissions/:permission_name',
       async ({ org, params }) =>
-        ok(await store.getPermission(org.id, nameOf('permission_name', params.permission_name))),
+        ok(await store.getPermission(org.id, parseName('permission_name', params.permission_name))),
       {
         apiKey: true,
         params: PermissionParams,
@@ -98,7 +98,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     .patch(
       '/permissions/:permission_name',
       async ({ org, params, body, request }) => {
-        const name = nameOf('permission_name', params.permission_name);
+        const name = parseName('permission_name', params.permission_name);
         return ok(await write(request, () => store.updatePermission(org.id, name, body)));
       },
       {
@@ -119,7 +119,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     .delete(
       '/permissions/:permission_name',
       async ({ org, params, request, set }) => {
-        const name = nameOf('permission_name', params.permission_name);
+        const name = parseName('permission_name', params.permission_name);
         await write(request, () => store.deletePermission(org.id, name));
         set.status = 204;
       },
@@ -180,7 +180,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     })
     .get(
       '/roles/:role_name',
-      async ({ org, params }) => ok(await store.getRole(org.id, nameOf('role_name', params.role_name))),
+      async ({ org, params }) => ok(await store.getRole(org.id, parseName('role_name', params.role_name))),
       {
         apiKey: true,
         params: RoleParams,
@@ -191,7 +191,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     .patch(
       '/roles/:role_name',
       async ({ org, params, body, request }) => {
-        const name = nameOf('role_name', params.role_name);
+        const name = parseName('role_name', params.role_name);
         return ok(await write(request, () => store.updateRole(org.id, name, body)));
       },
       {
@@ -212,7 +212,7 @@ export function roleRoutes(ctx: ServiceContext, store: RoleStore) {
     .delete(
       '/roles/:role_name',
       async ({ org, params, request, set }) => {
-        const name = nameOf('role_name', params.role_name);
+        const name = parseName('role_name', params.role_name);
         await write(request, () => store.deleteRole(org.id, name));
         set.status = 204;
       },

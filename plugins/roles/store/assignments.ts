@@ -25,7 +25,7 @@ export const namesEtag = (names: readonly string[]) => strongEtag(names);
 const sameList = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
-async function rolesOf(db: Database, orgId: string, personId: string): Promise<string[]> {
+async function readRoles(db: Database, orgId: string, personId: string): Promise<string[]> {
   const rows = await db
     .select({ name: rolesPersonRoles.roleName })
     .from(rolesPersonRoles)
@@ -33,7 +33,7 @@ async function rolesOf(db: Database, orgId: string, personId: string): Promise<s
   return sortedUnique(rows.map((r) => r.name));
 }
 
-async function additionalOf(db: Database, orgId: string, personId: string): Promise<string[]> {
+async function readAdditionalPermissions(db: Database, orgId: string, personId: string): Promise<string[]> {
   const rows = await db
     .select({ name: rolesPersonPermissions.permissionName })
     .from(rolesPersonPermissions)
@@ -73,7 +73,7 @@ export function createAssignments(deps: {
   const { storage, events, persons } = deps;
 
   /** The person's region (the `_InRegion` events' `region`); 404 for no person of this organization. */
-  async function regionOf(orgId: string, personId: string): Promise<string> {
+  async function readRegion(orgId: string, personId: string): Promise<string> {
     const person = await persons.get(orgId, personId);
     if (!person) throw RoleErrors.PERSON_NOT_FOUND(personId);
     return person.region;
@@ -99,18 +99,18 @@ export function createAssignments(deps: {
 
   return {
     async roles(orgId: string, personId: string): Promise<string[]> {
-      await regionOf(orgId, personId);
-      return rolesOf(storage.db, orgId, personId);
+      await readRegion(orgId, personId);
+      return readRoles(storage.db, orgId, personId);
     },
 
     async additionalPermissions(orgId: string, personId: string): Promise<string[]> {
-      await regionOf(orgId, personId);
-      return additionalOf(storage.db, orgId, personId);
+      await readRegion(orgId, personId);
+      return readAdditionalPermissions(storage.db, orgId, personId);
     },
 
     /** The permissions of the person's roles and its additional ones, sorted. */
     async effectivePermissions(orgId: string, personId: string): Promise<string[]> {
-      await regionOf(orgId, personId);
+      await readRegion(orgId, personId);
       const [fromRoles, additional] = await Promise.all([
         storage.db
           .select({ name: rolesRolePermissions.permissionName })
@@ -123,7 +123,7 @@ export function createAssignments(deps: {
             ),
           )
           .where(and(eq(rolesPersonRoles.personId, personId), eq(rolesPersonRoles.orgId, orgId))),
-        additionalOf(storage.db, orgId, personId),
+        readAdditionalPermissions(storage.db, orgId, personId),
       ]);
       return sortedUnique([...fromRoles.map((r) => r.name), ...additional]);
     },
@@ -137,7 +137,7 @@ export function createAssignments(deps: {
     async setRoles(orgId: string, personId: string, wanted: string[], ifMatch?: IfMatch): Promise<string[]> {
       const roles = sortedUnique(wanted);
       await aboutPerson(orgId, personId, async (tx, region) => {
-        const old = await rolesOf(tx.db, orgId, personId);
+        const old = await readRoles(tx.db, orgId, personId);
         requireIfMatch(ifMatch, await namesEtag(old), `the person's roles`);
         const missing = await missingRoles(tx.db, orgId, roles);
         if (missing.length) throw RoleErrors.UNKNOWN_ROLES('body.roles', missing);
@@ -170,7 +170,7 @@ export function createAssignments(deps: {
     ): Promise<string[]> {
       const permissions = sortedUnique(wanted);
       await aboutPerson(orgId, personId, async (tx, region) => {
-        const old = await additionalOf(tx.db, orgId, personId);
+        const old = await readAdditionalPermissions(tx.db, orgId, personId);
         requireIfMatch(ifMatch, await namesEtag(old), `the person's additional permissions`);
         const missing = await missingPermissions(tx.db, orgId, permissions);
         if (missing.length) throw RoleErrors.UNKNOWN_PERMISSIONS('body.permissions', missing);
