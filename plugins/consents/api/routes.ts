@@ -5,7 +5,7 @@ import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { consistencyHeaders, routeDetail } from '../../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
-import { CONSENT_LEVELS, ConsentLevelsSchema, type GdprConsent, personIdOf } from '../levels.ts';
+import { CONSENT_LEVELS, ConsentLevelsSchema, type GdprConsent, parsePersonId } from '../levels.ts';
 import type { ConsentStore } from '../store/consents.ts';
 
 const PATH = '/persons/:person_id/consent/gdpr';
@@ -28,7 +28,7 @@ export function consentRoutes(ctx: ServiceContext, store: ConsentStore) {
   const detail = routeDetail(['Persons']);
   return new Elysia()
     .use(ctx.auth)
-    .get(PATH, async ({ org, params }) => answer(await store.get(org.id, personIdOf(params.person_id))), {
+    .get(PATH, async ({ org, params }) => answer(await store.get(org.id, parsePersonId(params.person_id))), {
       apiKey: true,
       params: PersonIdParams,
       response: { 200: Consents, ...errorResponses },
@@ -41,7 +41,7 @@ export function consentRoutes(ctx: ServiceContext, store: ConsentStore) {
     .put(
       PATH,
       async ({ org, params, body, request }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         return answer(
           await consistentWrite(request, ctx.headers, () => store.set(org.id, id, body.consent_levels)),
         );
@@ -64,7 +64,7 @@ export function consentRoutes(ctx: ServiceContext, store: ConsentStore) {
     .delete(
       PATH,
       async ({ org, params, request }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         return answer(await consistentWrite(request, ctx.headers, () => store.clear(org.id, id)));
       },
       {

@@ -54,7 +54,7 @@ function tokens(text: string): Token[] {
   return out;
 }
 
-function stringOf(t: Token | undefined, attr: string): string {
+function readString(t: Token | undefined, attr: string): string {
   if (t?.kind !== 'string') refuse(`${attr} takes a quoted string${t ? ` (got ${t.text} at ${t.at})` : ''}`);
   try {
     const s: unknown = JSON.parse(t.text);
@@ -72,12 +72,12 @@ function comparison(attr: Token, op: Token, value: Token | undefined): Compariso
   if (o !== 'eq' && o !== 'ne') refuse(`operator ${op.text} at ${op.at} is not supported (eq, ne)`);
   switch (name) {
     case 'person_id': {
-      const id = stringOf(value, name);
+      const id = readString(value, name);
       if (!isUuid(id)) refuse(`person_id must be compared with a UUID (got ${JSON.stringify(id)})`);
       return { attr: name, op: o, value: id.toLowerCase() };
     }
     case 'handles': {
-      const h = stringOf(value, name);
+      const h = readString(value, name);
       return { attr: name, op: o, value: parseHandleFilter(h, 'query.filter: the handles value') };
     }
     case 'active': {
@@ -87,13 +87,13 @@ function comparison(attr: Token, op: Token, value: Token | undefined): Compariso
       return { attr: name, op: o, value: b === 'true' };
     }
     case 'groups': {
-      const g = stringOf(value, name);
+      const g = readString(value, name);
       if (!GROUP_NAME_RE.test(g))
         refuse(`groups must be compared with a group name (got ${JSON.stringify(g)})`);
       return { attr: name, op: o, value: g };
     }
     case 'region': {
-      const r = stringOf(value, name);
+      const r = readString(value, name);
       if (!(REGIONS as readonly string[]).includes(r))
         refuse(`region must be one of ${REGIONS.join(', ')} (got ${JSON.stringify(r)})`);
       return { attr: name, op: o, value: r };

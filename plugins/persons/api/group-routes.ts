@@ -6,7 +6,7 @@ import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import { consistencyHeaders, routeDetail } from '../../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { PersonStore } from '../store/persons.ts';
-import { GroupsSchema, groupNameOf, MAX_GROUPS, personIdOf } from './input.ts';
+import { GroupsSchema, MAX_GROUPS, parseGroupName, parsePersonId } from './input.ts';
 import { SECURITY, TAGS } from './routes.ts';
 
 const MembersSchema = v.object({
@@ -26,7 +26,7 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
     .use(ctx.auth)
     .get(
       '/persons/:person_id/groups',
-      async ({ org, params }) => ok((await store.get(org.id, personIdOf(params.person_id))).groups),
+      async ({ org, params }) => ok((await store.get(org.id, parsePersonId(params.person_id))).groups),
       {
         apiKey: true,
         response: { 200: resultOf(v.array(v.string())), ...errorResponses },
@@ -36,7 +36,7 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
     .put(
       '/persons/:person_id/groups',
       async ({ org, params, body, request }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         const groups = [...new Set(body.groups)];
         return ok(await write(request, () => store.setGroups(org.id, id, groups)));
       },
@@ -56,7 +56,7 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
     )
     .get(
       '/groups/:group_name/persons',
-      async ({ org, params }) => ok(await store.members(org.id, groupNameOf(params.group_name))),
+      async ({ org, params }) => ok(await store.members(org.id, parseGroupName(params.group_name))),
       {
         apiKey: true,
         response: { 200: resultOf(v.array(v.string())), ...errorResponses },
@@ -70,8 +70,8 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
     .post(
       '/groups/:group_name/persons',
       async ({ org, params, body, request, set }) => {
-        const name = groupNameOf(params.group_name);
-        const ids = [...new Set(body.persons.map((id, i) => personIdOf(id, `body.persons[${i}]`)))];
+        const name = parseGroupName(params.group_name);
+        const ids = [...new Set(body.persons.map((id, i) => parsePersonId(id, `body.persons[${i}]`)))];
         await write(request, () => store.addMembers(org.id, name, ids));
         set.status = 201;
         return {};
@@ -93,8 +93,8 @@ export function groupRoutes(ctx: ServiceContext, store: PersonStore) {
     .delete(
       '/groups/:group_name/persons/:person_id',
       async ({ org, params, request }) => {
-        const name = groupNameOf(params.group_name);
-        const id = personIdOf(params.person_id);
+        const name = parseGroupName(params.group_name);
+        const id = parsePersonId(params.person_id);
         await write(request, () => store.removeMember(org.id, name, id));
         return {};
       },

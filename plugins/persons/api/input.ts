@@ -133,13 +133,13 @@ export function parsePutBody(
 }
 
 /** A person ID from the path: 400 when it cannot be one (so no query runs with it). */
-export function personIdOf(id: string, where = 'path parameter person_id'): string {
+export function parsePersonId(id: string, where = 'path parameter person_id'): string {
   if (!isUuid(id))
     throw PersonErrors.INVALID_PERSON_INPUT(`${where} must be a UUID (got ${JSON.stringify(id)})`);
   return id.toLowerCase();
 }
 
-export function groupNameOf(name: string): string {
+export function parseGroupName(name: string): string {
   if (typeof name !== 'string' || !GROUP_NAME_RE.test(name))
     throw PersonErrors.INVALID_PERSON_INPUT(
       `path parameter group_name ${GROUP_RULE} (got ${JSON.stringify(name)})`,

@@ -33,8 +33,8 @@ const fieldsParam = list(
 export const PersonQuery = exactObject({ fields: fieldsParam }, 'parameter');
 
 /** The members a GET of one person answers, from its `fields`. */
-export const personFieldsOf = (query: v.InferOutput<typeof PersonQuery>) =>
-  fieldsOf(query.fields === undefined ? undefined : joined(query.fields));
+export const parsePersonFields = (query: v.InferOutput<typeof PersonQuery>) =>
+  parseFields(query.fields === undefined ? undefined : joined(query.fields));
 
 /** The query of GET /persons, as documented; values are checked by `parseListQuery`, naming the rule. */
 export const ListQuery = exactObject(
@@ -101,7 +101,7 @@ function integer(name: string, text: string, min: number, max: number): number {
   return n;
 }
 
-function idsOf(text: string): string[] {
+function parseIds(text: string): string[] {
   const ids = text.split(',').map((s) => s.trim());
   if (ids.length > IDS_MAX)
     throw invalid(`query.ids: must list at most ${IDS_MAX} person IDs (got ${ids.length})`);
@@ -114,7 +114,7 @@ function idsOf(text: string): string[] {
   return [...new Set(ids.map((id) => id.toLowerCase()))];
 }
 
-export function fieldsOf(text: string | undefined): PersonsListRequest['fields'] {
+export function parseFields(text: string | undefined): PersonsListRequest['fields'] {
   if (text === undefined) return { handles: true, groups: true };
   const names = text === '' ? [] : text.split(',').map((s) => s.trim());
   for (const [i, name] of names.entries()) {
@@ -142,10 +142,10 @@ export function parseListQuery(query: ListQueryInput, localRegion: string): Pers
     ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}),
     ...(query.offset !== undefined ? { offset: integer('offset', query.offset, 0, OFFSET_MAX) } : {}),
     ...(query.handle !== undefined ? { handle: parseHandleFilter(query.handle) } : {}),
-    ...(query.ids !== undefined ? { ids: idsOf(joined(query.ids)) } : {}),
+    ...(query.ids !== undefined ? { ids: parseIds(joined(query.ids)) } : {}),
     ...(query.filter !== undefined ? { filter: parsePersonsFilter(joined(query.filter)) } : {}),
     ...(query.all_regions === 'false' ? { region: localRegion } : {}),
     allTypes: query.all_person_types === 'true',
-    fields: fieldsOf(query.fields === undefined ? undefined : joined(query.fields)),
+    fields: parseFields(query.fields === undefined ? undefined : joined(query.fields)),
   };
 }

@@ -17,8 +17,8 @@ import {
   BULK_LIMIT,
   PersonCreateSchema,
   PersonPatchSchema,
+  parsePersonId,
   parsePutBody,
-  personIdOf,
   type Region,
   refuseRepeatedHandles,
   toNewPerson,
@@ -33,7 +33,7 @@ import {
   OFFSET_MAX,
   PersonQuery,
   parseListQuery,
-  personFieldsOf,
+  parsePersonFields,
 } from './list-query.ts';
 
 export const TAGS = ['Persons'];
@@ -172,7 +172,12 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     .get(
       '/persons/:person_id',
       async ({ org, params, query }) =>
-        ok(listedPersonJson(await store.get(org.id, personIdOf(params.person_id)), personFieldsOf(query))),
+        ok(
+          listedPersonJson(
+            await store.get(org.id, parsePersonId(params.person_id)),
+            parsePersonFields(query),
+          ),
+        ),
       {
         apiKey: true,
         params: PersonIdParams,
@@ -191,7 +196,7 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     .patch(
       '/persons/:person_id',
       async ({ org, params, body, request }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         const person =
           body.active === undefined
             ? await store.get(org.id, id)
@@ -218,7 +223,7 @@ export function personRoutes(ctx: ServiceContext, store: PersonStore, defaultReg
     .delete(
       '/persons/:person_id',
       async ({ org, params, request, set }) => {
-        const id = personIdOf(params.person_id);
+        const id = parsePersonId(params.person_id);
         await write(request, () => store.delete(org.id, id));
         set.status = 204;
       },

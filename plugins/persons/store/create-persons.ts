@@ -13,7 +13,7 @@ import { PersonErrors } from '../errors.ts';
 import { groupMemberships, personHandles, persons } from '../schema.ts';
 import { ensureGroups } from './groups.ts';
 import { isUniqueViolation, refuseOtherRegion, takenHandle } from './handle-conflicts.ts';
-import { eventHandles, findRows, recordsOf } from './person-records.ts';
+import { eventHandles, findRows, readRecords } from './person-records.ts';
 
 /** A person to create, already checked and normalised. */
 export interface NewPerson {
@@ -102,7 +102,7 @@ export function createPersonCreator(deps: { storage: Storage; clock: Clock; even
         const ids = await insertIn(tx, orgId, people, analytics);
         const rows = await findRows(tx.db, orgId, inArray(persons.personId, ids));
         const byId = new Map(rows.map((r) => [r.personId, r]));
-        return recordsOf(
+        return readRecords(
           tx.db,
           ids.map((id) => byId.get(id)!),
         );

@@ -14,7 +14,7 @@ export type PersonRow = typeof persons.$inferSelect;
 export const eventHandles = (handles: PersonHandle[]) => handles.map(eventHandle);
 
 /** The rows as PersonRecords, with their handles and groups, in the rows' order. */
-export async function recordsOf(
+export async function readRecords(
   db: Database,
   rows: PersonRow[],
   read = { handles: true, groups: true },
@@ -56,7 +56,7 @@ export async function findRows(db: Database, orgId: string, where?: SQL): Promis
 }
 
 export async function getIn(db: Database, orgId: string, personId: string): Promise<PersonRecord> {
-  const [record] = await recordsOf(db, await findRows(db, orgId, eq(persons.personId, personId)));
+  const [record] = await readRecords(db, await findRows(db, orgId, eq(persons.personId, personId)));
   if (!record) throw PersonErrors.PERSON_NOT_FOUND(personId);
   return record;
 }

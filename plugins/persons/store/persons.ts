@@ -10,7 +10,7 @@ import { persons } from '../schema.ts';
 import { createPersonCreator } from './create-persons.ts';
 import { createGroupStore } from './groups.ts';
 import { listConditions } from './list-sql.ts';
-import { eventHandles, getIn, recordsOf } from './person-records.ts';
+import { eventHandles, getIn, readRecords } from './person-records.ts';
 import { createPersonUpsert } from './upsert-person.ts';
 
 export type { NewPerson } from './create-persons.ts';
@@ -53,7 +53,7 @@ export function createPersonStore(deps: {
         storage.db.select({ n: count() }).from(persons).where(where),
       ]);
       return {
-        persons: await recordsOf(storage.db, rows.slice(0, q.limit), q.fields),
+        persons: await readRecords(storage.db, rows.slice(0, q.limit), q.fields),
         more: rows.length > q.limit,
         total: Number(n),
       };

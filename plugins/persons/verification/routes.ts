@@ -8,7 +8,7 @@ import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
-import { personIdOf } from '../api/input.ts';
+import { parsePersonId } from '../api/input.ts';
 import { PersonErrors } from '../errors.ts';
 import { normaliseHandle } from '../handles.ts';
 import type { PersonStore } from '../store/persons.ts';
@@ -62,7 +62,7 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
     .post(
       '/persons/:person_id/handles/verify',
       async ({ org, params, body, request, set }) => {
-        const personId = personIdOf(params.person_id);
+        const personId = parsePersonId(params.person_id);
         const handle = normaliseHandle(body.handle, 'body.handle');
         if (handle.type !== 'email_address')
           throw PersonErrors.HANDLE_NOT_VERIFIABLE(
