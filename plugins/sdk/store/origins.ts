@@ -57,7 +57,7 @@ export function createOriginStore(storage: Storage, clock: Clock, cacheMs = ORIG
   const byOrg = createReplicaCache<ReadonlySet<string>>({ clock, ttlMs: cacheMs });
   const anyOrg = createReplicaCache<boolean>({ clock, ttlMs: cacheMs });
 
-  const originsOf = (orgId: string) =>
+  const readOrigins = (orgId: string) =>
     byOrg.get(orgId, async () => {
       const rows = await storage.db.select({ origin: t.origin }).from(t).where(eq(t.orgId, orgId));
       return new Set(rows.map((r) => r.origin));
@@ -66,12 +66,12 @@ export function createOriginStore(storage: Storage, clock: Clock, cacheMs = ORIG
   return {
     /** The organization's origins, sorted. */
     async list(orgId: string): Promise<string[]> {
-      return [...(await originsOf(orgId))].sort();
+      return [...(await readOrigins(orgId))].sort();
     },
 
     /** Whether the organization allows this origin (as the Origin header sent it). */
     async allows(orgId: string, origin: string): Promise<boolean> {
-      return (await originsOf(orgId)).has(origin);
+      return (await readOrigins(orgId)).has(origin);
     },
 
     /** Whether any organization allows this origin: all a preflight can ask, since it names none. */
