@@ -69,12 +69,6 @@ export const RolePatchSchema = exactObject(
 export const PersonRolesSchema = exactObject({ roles: names('role') }, 'member');
 export const PersonPermissionsSchema = exactObject({ permissions: names('permission') }, 'member');
 
-/** Code-point order: the same on PGlite and on a Postgres of any collation. */
-export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The names without repeats, in code-point order. */
-export const sortedUnique = (list: readonly string[]): string[] => [...new Set(list)].sort(compareNames);
-
 /** A name from the path: 400 naming the parameter when it breaks the rule. */
 export function parseName(param: 'permission_name' | 'role_name', value: string): string {
   if (!isName(value))

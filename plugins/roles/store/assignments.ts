@@ -3,10 +3,10 @@ import type { PersonDirectory } from '../../../core/capabilities/person-director
 import type { EventPublisher } from '../../../core/events/types.ts';
 import { type IfMatch, requireIfMatch, strongEtag } from '../../../core/http/etag.ts';
 import type { Database, Storage, Transaction } from '../../../core/ports/storage.ts';
-import { sortedUnique } from '../api/input.ts';
 import { RoleErrors } from '../errors.ts';
 import { publishTwins } from '../events.ts';
 import { rolesPersonPermissions, rolesPersonRoles, rolesRolePermissions, rolesRoles } from '../schema.ts';
+import { sortedUnique } from './name-order.ts';
 import { missingPermissions } from './roles.ts';
 
 /**

@@ -2,10 +2,10 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { EventPublisher } from '../../../core/events/types.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Database, Storage, Transaction } from '../../../core/ports/storage.ts';
-import { compareNames, sortedUnique } from '../api/input.ts';
 import { RoleErrors } from '../errors.ts';
 import { publishTwins } from '../events.ts';
 import { rolesPermissions, rolesRolePermissions, rolesRoles } from '../schema.ts';
+import { compareNames, sortedUnique } from './name-order.ts';
 
 export interface Permission {
   name: string;
