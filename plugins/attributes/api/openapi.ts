@@ -1,9 +1,9 @@
-import { errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import { API_KEY_SECURITY, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
 
 /** The OpenAPI tag of every attribute route. */
 export const TAGS = ['Organization Attributes'];
 /** Every attribute route takes the organization's ID and API key. */
-export const SECURITY = [{ orgId: [], apiKey: [] }];
+export const SECURITY = API_KEY_SECURITY;
 /**
  * The answers of a write, written out for the OpenAPI document: a 204 has no body, which a response
  * schema cannot say, so write routes list their responses in `detail` instead.

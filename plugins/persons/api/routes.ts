@@ -9,7 +9,12 @@ import {
   writeErrorResponses,
 } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import {
+  API_KEY_SECURITY,
+  consistencyHeaders,
+  errorDoc,
+  writeErrorDocs,
+} from '../../../core/http/openapi-docs.ts';
 import { analyticsReader } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { PersonStore } from '../store/persons.ts';
@@ -37,7 +42,7 @@ import {
 } from './list-query.ts';
 
 export const TAGS = ['Persons'];
-export const SECURITY = [{ orgId: [], apiKey: [] }];
+export const SECURITY = API_KEY_SECURITY;
 const PersonIdParams = v.object({ person_id: v.string() });
 
 const deleteResponses = {

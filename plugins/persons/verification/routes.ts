@@ -4,7 +4,12 @@ import { HANDLE_TYPES } from '../../../core/capabilities/person-directory.ts';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { ok } from '../../../core/http/envelope.ts';
 import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-page.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import {
+  API_KEY_SECURITY,
+  consistencyHeaders,
+  errorDoc,
+  writeErrorDocs,
+} from '../../../core/http/openapi-docs.ts';
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
@@ -125,7 +130,7 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
             ...writeErrorDocs,
           },
           tags: TAGS,
-          security: [{ orgId: [], apiKey: [] }],
+          security: API_KEY_SECURITY,
         },
       },
     )

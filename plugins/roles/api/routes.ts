@@ -10,6 +10,7 @@ import {
 } from '../../../core/http/envelope.ts';
 import { refuseArrayBody } from '../../../core/http/object-body.ts';
 import {
+  API_KEY_SECURITY,
   consistencyHeaders,
   errorDoc,
   routeDetail,
@@ -28,7 +29,7 @@ import {
 } from './input.ts';
 
 export const TAGS = ['Roles and permissions'];
-export const SECURITY = [{ orgId: [], apiKey: [] }];
+export const SECURITY = API_KEY_SECURITY;
 
 const PermissionSchema = v.object({ name: v.string(), description: v.string() });
 const RoleSchema = v.object({ name: v.string(), description: v.string(), permissions: v.array(v.string()) });

@@ -5,14 +5,19 @@ import type { InvalidReason, TokenIssuer } from '../../../core/capabilities/toke
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { optionalJson, refuseArrayBody } from '../../../core/http/object-body.ts';
-import { consistencyHeaders, errorDocs, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import {
+  API_KEY_SECURITY,
+  consistencyHeaders,
+  errorDocs,
+  writeErrorDocs,
+} from '../../../core/http/openapi-docs.ts';
 import { analyticsReader } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import { TokenErrors } from '../errors.ts';
 
 const TAGS = ['Tokens'];
-const SECURITY = [{ orgId: [], apiKey: [] }];
+const SECURITY = API_KEY_SECURITY;
 
 const TokenBody = v.object({
   token: v.pipe(
