@@ -79,8 +79,11 @@ export function defineErrors<const T extends Record<string, ErrorSpec>>(table: T
   return out as ErrorTable<T>;
 }
 
-/** The message is the detail the throw site gives: for codes raised with many different messages. */
-const detail = (message: string) => message;
+/**
+ * The message is the detail the throw site gives (the field and the rule): for codes raised with many
+ * different messages. `INVALID_INPUT: { status: 400, message: detail }`, then `Errors.INVALID_INPUT(text)`.
+ */
+export const detail = (message: string) => message;
 
 /** Error codes raised by the core itself; plugins declare theirs in their own `errors.ts`. */
 export const CoreErrors = defineErrors({

@@ -8,6 +8,7 @@
 export { batchGate } from './batching/batch-gate.ts';
 export { createBatchLoader } from './batching/batch-loader.ts';
 export {
+  type Batching,
   batchingFor,
   createGroupCommit,
   type GroupCommit,
@@ -18,8 +19,11 @@ export { type AttributeStoreApi, attributeStore } from './capabilities/attribute
 export {
   type AccessTokenClaims,
   type AccessTokenRequest,
+  HOSTED_HANDLE_TYPES,
+  type HostedHandleType,
   type OAuth2Server,
   type OAuthClient,
+  type OAuthClientUiConfiguration,
   OAuthError,
   type OAuthErrorCode,
   type OAuthGrant,
@@ -105,17 +109,32 @@ export {
   type SettingsSchema,
   text,
 } from './contract/settings.ts';
+export { arrayLiteral, prepared } from './db/prepared.ts';
 export type { SealedColumn } from './db/reseal.ts';
 // Errors, configuration and logging.
 export {
+  CoreErrors,
   defineErrors,
+  detail,
   type ErrorCodeOf,
   type ErrorSpec,
   type ErrorTable,
   ServiceError,
   type ServiceErrorOptions,
 } from './errors.ts';
-// Events.
+// Events: the catalogue, trigger names, ingestion of submitted events.
+export { eventCatalogue, eventDefinition } from './events/catalogue/index.ts';
+export { isRfc3339 } from './events/formats.ts';
+export {
+  buildSubmitted,
+  type IngestRules,
+  readIngestBody,
+  type SubmittedEvent,
+  submittedEvents,
+} from './events/ingest.ts';
+export { buildEvent } from './events/metadata.ts';
+export { type AuthenticationDetails, PasswordChangeInitiator } from './events/shared-types.ts';
+export { ACCEPTED_TRIGGER_NAMES, acceptedTriggerName, triggerListName } from './events/trigger-names.ts';
 export type {
   EventMembers,
   EventMetadata,
@@ -124,11 +143,16 @@ export type {
   ServiceEvent,
 } from './events/types.ts';
 export { EVENTS_TOPIC } from './events/types.ts';
+export { bodyDepthOption } from './http/body-depth.ts';
+export { type BrowserBinding, browserBinding, browserDigest } from './http/browser-binding.ts';
 export { addressBucket, type RequestContext, requestContextOf } from './http/client.ts';
 export { consistentWrite } from './http/consistency.ts';
+export { CSS_COLOR_RULE, isCssColor } from './http/css-color.ts';
 export type { DirectAnswer, DirectRoute } from './http/direct-routes.ts';
 // HTTP conventions: the envelope, consistency headers, validation.
-export { ok } from './http/envelope.ts';
+export { ErrorEnvelopeSchema, errorResponses, ok, resultOf, writeErrorResponses } from './http/envelope.ts';
+export { type IfMatch, ifMatchOf, requireIfMatch, strongEtag } from './http/etag.ts';
+export { formPostParams, formPostRedirect } from './http/form-post-callback.ts';
 export type { HeaderNames } from './http/headers.ts';
 // Pages for people (reset, verification): no script, strict CSP, double-submit forms.
 export {
@@ -136,19 +160,47 @@ export {
   escapeHtml,
   formGuard,
   hostedPage,
+  type PageSources,
+  pageHeaders,
   pageResponse,
+  pageStyleSource,
   readForm,
+  styleSourceOf,
 } from './http/hosted-page.ts';
+export { jwksRenderer } from './http/jwks-response.ts';
 export { optionalJson, refuseArrayBody } from './http/object-body.ts';
+export {
+  API_KEY_SECURITY,
+  consistencyHeaders,
+  ErrorJson,
+  errorDoc,
+  errorDocs,
+  ifMatchHeaders,
+  passThrough,
+  routeDetail,
+  writeErrorDocs,
+} from './http/openapi-docs.ts';
 export { requestLogFields, setRequestOrg } from './http/request-facts.ts';
+export { urlPathOf } from './http/request-target.ts';
 export {
   type OrganizationSettingsRoutes,
   organizationSettingsRoutes,
 } from './http/settings-routes.ts';
-export { analyticsReader } from './http/sign-in-context.ts';
-export { parseOrThrow } from './http/validation.ts';
+export { analyticsMetadata, analyticsReader, requestContextReader } from './http/sign-in-context.ts';
+export { exactObject, NoQuery, parseOrThrow, unchangeable } from './http/validation.ts';
 // Identifiers and secrets.
-export { constantTimeEqual, isUuid, randomSecret, uuidString, uuidv7 } from './ids.ts';
+export {
+  base64url,
+  constantTimeEqual,
+  fromBase64url,
+  isUuid,
+  randomSecret,
+  sha256,
+  toHex,
+  UUID_PATTERN,
+  uuidString,
+  uuidv7,
+} from './ids.ts';
 export type { LogFields, Logger } from './log.ts';
 // Messages to people: templates a deployment may replace, durable sending through the bus.
 export type { MessageCounters, MessageOutcome } from './messaging/counters.ts';
@@ -176,7 +228,13 @@ export {
   type MetricSpec,
   type Metrics,
 } from './metrics/types.ts';
-export { isIpLiteralHost, isLocalhostName, isPublicAddress } from './net/address.ts';
+export {
+  bareHost,
+  classifyAddress,
+  isIpLiteralHost,
+  isLocalhostName,
+  isPublicAddress,
+} from './net/address.ts';
 export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 // The plugin contract.
 export {
@@ -218,7 +276,7 @@ export {
   type GuardedRequestInit,
   type OutboundRequests,
 } from './ports/outbound-requests.ts';
-export type { SecretBox } from './ports/secret-box.ts';
+export { type SecretBox, SecretBoxError } from './ports/secret-box.ts';
 export type { Jwks, PublicJwk, Signer, SignOptions } from './ports/signer.ts';
 export { publicJwkOf } from './ports/signer.ts';
 export type { Database, Migration, MigrationSet, Storage, Transaction } from './ports/storage.ts';
@@ -234,6 +292,7 @@ export {
 // SSO providers: a provider is a value the sso plugin lists; third parties publish their own.
 export {
   defineSsoProvider,
+  type FromOptions,
   type SsoCredentialContext,
   type SsoEndpoints,
   type SsoProfile,
@@ -241,19 +300,44 @@ export {
   type SsoProvider,
 } from './sso/define-provider.ts';
 export {
+  credentialRedirectUri,
+  HOSTED_LOGIN_CALLBACK_PATH,
+  SIGN_IN_CALLBACK_PATH,
+} from './sso/redirect-uris.ts';
+export { isWellFormedText, quoted, startsWithBom, unstorableTextRule } from './text.ts';
+export {
+  grantedResource,
+  isUnderPublicBaseUrl,
+  ONE_RESOURCE,
+  organizationAudience,
+  requestedResource,
+  resourceRefusal,
+} from './tokens/audience.ts';
+export {
   beforeTokenIssued,
   type TokenAuthentication,
   type TokenDraft,
   type TokenHookResult,
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
-export { REGISTERED_CLAIMS, RESERVED_CLAIMS, reservedClaimOf } from './tokens/reserved-claims.ts';
+export {
+  ACCESS_TOKEN_CLAIMS,
+  DEFAULT_GROUPS_CLAIM,
+  ID_TOKEN_CLAIMS,
+  isFreeGroupsClaimName,
+  REGISTERED_CLAIMS,
+  RESERVED_CLAIMS,
+  reservedClaimOf,
+  reservedClaims,
+} from './tokens/reserved-claims.ts';
 export { type PersonTokensRevocation, revokePersonTokens } from './tokens/revoke-person-tokens.ts';
 export {
+  collectServiceClaims,
   SERVICE_CLAIMS,
   type ServiceClaimName,
   type ServiceClaims,
   type ServiceClaimsRequest,
   serviceTokenClaims,
 } from './tokens/service-claims.ts';
+export { TOKEN_KEYS_OWNER } from './tokens/token-keys.ts';
 export { onTokenRevoked, type TokenRevoked } from './tokens/token-revoked.ts';

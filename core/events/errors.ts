@@ -1,6 +1,4 @@
-import { defineErrors, type ErrorCodeOf } from '../errors.ts';
-
-const detail = (message: string) => message;
+import { defineErrors, detail, type ErrorCodeOf } from '../errors.ts';
 
 /** Error codes of the event catalogue and publisher (all answered 400). */
 export const EventErrors = defineErrors({

@@ -97,3 +97,21 @@ export const writeErrorDocs = {
   408: errorDoc('The consistency level was not reached within the timeout; the write may still land'),
   413: errorDoc('The request body is larger than the limit (BODY_LIMIT)'),
 };
+
+/** The security of a route an organization's API key opens, for the OpenAPI document. */
+export const API_KEY_SECURITY = [{ orgId: [], apiKey: [] }];
+
+/**
+ * The `detail` of a plugin's routes for the OpenAPI document, made once per route file with the tags
+ * its routes share: `const detail = routeDetail(['Persons'])`, then
+ * `detail: detail('GetPersonsPersonIdGroups', "A person's groups", 'Sorted by name.')`.
+ */
+export const routeDetail =
+  (tags: string[], security: Record<string, string[]>[] = API_KEY_SECURITY) =>
+  (operationId: string, summary: string, description?: string) => ({
+    operationId,
+    summary,
+    ...(description ? { description } : {}),
+    tags,
+    security,
+  });

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../plugin.ts';
 import { consistentWrite } from './consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from './envelope.ts';
 import { refuseArrayBody } from './object-body.ts';
-import { consistencyHeaders } from './openapi-docs.ts';
+import { consistencyHeaders, routeDetail } from './openapi-docs.ts';
 
 /** An organization's settings object: a valibot object schema of the members GET returns and PUT sets. */
 type SettingsObject = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>;
@@ -43,13 +43,8 @@ export function organizationSettingsRoutes<S extends SettingsObject>(
   ctx: ServiceContext,
   o: OrganizationSettingsRoutes<S>,
 ) {
-  const detail = (method: 'Get' | 'Put', summary: string) => ({
-    operationId: `${method}${o.operation}`,
-    summary,
-    description: o.description,
-    tags: [o.tag],
-    security: [{ orgId: [], apiKey: [] }],
-  });
+  const detail = (method: 'Get' | 'Put', summary: string) =>
+    routeDetail([o.tag])(`${method}${o.operation}`, summary, o.description);
   // Elysia sees the plain object schema: its types cannot follow a schema left generic.
   const schema: SettingsObject = o.schema;
   return new Elysia()

@@ -1,4 +1,4 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** A name as it appears in a message: quoted, and cut to its first 64 characters when longer than 80. */
 export function shown(name: string): string {
@@ -6,9 +6,6 @@ export function shown(name: string): string {
   const points = Array.from(name);
   return JSON.stringify(points.length > 80 ? `${points.slice(0, 64).join('')}…` : name);
 }
-
-/** The message is the detail the throw site gives (the field and the rule): for codes of many messages. */
-const detail = (message: string) => message;
 
 /** The error codes of the attributes plugin: stable, machine-readable, each with one HTTP status. */
 export const AttributeErrors = defineErrors({

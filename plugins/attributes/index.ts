@@ -1,13 +1,13 @@
 import { type AttributeStoreApi, attributeStore } from '../../core/capabilities/attribute-store.ts';
 import { definePlugin } from '../../core/plugin.ts';
+import { attributeRoutes } from './api/routes.ts';
 import { BUCKET_NAME_RE, type DeclaredBucket, fixedBuckets } from './buckets.ts';
 import { AttributeErrors } from './errors.ts';
 import { MAX_ATTRIBUTES_PER_REQUEST, Problems, prepareAttributes } from './limits.ts';
 import { migrations } from './migrations/index.ts';
-import { DEFAULT_OPENED_VALUES_BYTES } from './opened-values.ts';
-import { attributeRoutes } from './routes.ts';
-import { attributesSealed } from './sealing.ts';
-import { createAttributeStore } from './store.ts';
+import { createAttributeStore } from './store/attributes.ts';
+import { DEFAULT_OPENED_VALUES_BYTES } from './store/opened-values.ts';
+import { attributesSealed } from './store/sealing.ts';
 
 export type { DeclaredBucket, EndUserPermissions, OrganizationAccess } from './buckets.ts';
 

@@ -1,9 +1,9 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** The error codes of the consents plugin: stable, machine-readable, each with one HTTP status. */
 export const ConsentErrors = defineErrors({
   /** A consent level, a list or a path parameter breaks its rule; the message names which. */
-  INVALID_CONSENT_INPUT: { status: 400, message: (message: string) => message },
+  INVALID_CONSENT_INPUT: { status: 400, message: detail },
   /** No person of that ID in this organization (another organization's person included). */
   PERSON_NOT_FOUND: {
     status: 404,

@@ -1,9 +1,9 @@
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
+import { consentRoutes } from './api/routes.ts';
 import { migrations } from './migrations/index.ts';
-import { consentRoutes } from './routes.ts';
-import { createConsentStore, forgetPerson } from './store.ts';
+import { createConsentStore, forgetPerson } from './store/consents.ts';
 import { consentClaim } from './token-claims.ts';
 
 export { ConsentErrors } from './errors.ts';

@@ -47,7 +47,7 @@ export const ConsentLevelsSchema = exactObject(
 );
 
 /** A person ID from the path: 400 when it cannot be one (so no query runs with it). */
-export function personIdOf(id: string): string {
+export function parsePersonId(id: string): string {
   if (!isUuid(id))
     throw ConsentErrors.INVALID_CONSENT_INPUT(
       `path parameter person_id must be a UUID (got ${JSON.stringify(id)})`,

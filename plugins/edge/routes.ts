@@ -7,7 +7,7 @@ import {
 } from '../../core/events/ingest.ts';
 import { consistentWrite } from '../../core/http/consistency.ts';
 import { errorResponses, ok, writeErrorResponses } from '../../core/http/envelope.ts';
-import { consistencyHeaders } from '../../core/http/openapi-docs.ts';
+import { API_KEY_SECURITY, consistencyHeaders } from '../../core/http/openapi-docs.ts';
 import type { ServiceContext } from '../../core/plugin.ts';
 import { AcceptedResult, edgeEventsBodyDoc } from './schema.ts';
 
@@ -49,7 +49,7 @@ export function edgeRoutes(ctx: ServiceContext) {
         summary: 'Publish events of trusted components (gateways, the edge function)',
         description: `With the organization's API key. One event, or an array of 1 to ${EDGE_INGEST.maxEvents}, each \`{event_name, ...members}\` with event_name one of ${EDGE_INGEST.accepts.join(', ')} (MitmAttackDetectedV1 names the last too); at most ${EDGE_INGEST.maxBytes} bytes. The members are the event's as the catalogue lists them, all given by the sender (nothing is filled in): 400 naming each member that breaks its rule, an unknown member or a missing one. Cloud-provider events are refused with 400: they are not subscribable. All events are published or none; 202 with their event_ids.`,
         tags: ['Edge'],
-        security: [{ orgId: [], apiKey: [] }],
+        security: API_KEY_SECURITY,
       },
     },
   );

@@ -1,7 +1,5 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 import { quoted as shown } from '../../core/text.ts';
-
-const detail = (message: string) => message;
 
 /**
  * What the authorization endpoint answers with an HTML page rather than a redirect: problems found

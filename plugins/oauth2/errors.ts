@@ -1,7 +1,4 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
-
-/** The message is the detail the throw site gives (the field and the rule). */
-const detail = (message: string) => message;
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** The error codes of the client routes: stable, machine-readable, each with one HTTP status. */
 export const OAuth2Errors = defineErrors({

@@ -1,6 +1,4 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
-
-const detail = (message: string) => message;
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 
 /** The error codes of the password plugin: stable, machine-readable, each with one HTTP status. */
 export const PasswordErrors = defineErrors({

@@ -7,12 +7,12 @@ import type {
 } from '../../core/capabilities/person-directory.ts';
 import { uuidv7 } from '../../core/ids.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { NewPerson } from './create-persons.ts';
+import { REGIONS, type Region } from './api/input.ts';
 import { normaliseHandle } from './handles.ts';
-import { REGIONS, type Region } from './input.ts';
-import type { createPersonLookup } from './lookup.ts';
 import type { createSettingsStore } from './settings.ts';
-import type { PersonStore } from './store.ts';
+import type { NewPerson } from './store/create-persons.ts';
+import type { createPersonLookup } from './store/lookup.ts';
+import type { PersonStore } from './store/persons.ts';
 import { markVerified } from './verification/mark.ts';
 
 export const isRegion = (s: string): s is Region => (REGIONS as readonly string[]).includes(s);

@@ -3,14 +3,14 @@ import { type PersonDirectory, personDirectory } from '../../core/capabilities/p
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
+import { groupRoutes } from './api/group-routes.ts';
+import { personRoutes } from './api/routes.ts';
 import { createDirectory } from './directory.ts';
-import { groupRoutes } from './group-routes.ts';
-import { createPersonLookup } from './lookup.ts';
 import { migrations } from './migrations/index.ts';
 import { type PersonsOptions, personsSettings } from './options.ts';
-import { personRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
-import { createPersonStore } from './store.ts';
+import { createPersonLookup } from './store/lookup.ts';
+import { createPersonStore } from './store/persons.ts';
 import { verificationRoutes } from './verification/routes.ts';
 import { emailVerificationTemplate } from './verification/template.ts';
 import { createVerificationTokens } from './verification/tokens.ts';

@@ -1,5 +1,5 @@
 import { declareSettings, integer, type OptionsOf, oneOf, rate } from '../../core/contract/settings.ts';
-import { REGIONS } from './input.ts';
+import { REGIONS } from './api/input.ts';
 
 /**
  * The persons plugin's settings, each declared once: the variable, the option it overrides, its rule and

@@ -1,7 +1,5 @@
-import { defineErrors, type ErrorCodeOf } from '../../core/errors.ts';
+import { defineErrors, detail, type ErrorCodeOf } from '../../core/errors.ts';
 
-/** The message is the detail the throw site gives (the field and the rule). */
-const detail = (message: string) => message;
 /** Names a message lists at most; a list of 1000 unknown names would make a 130 KB message. */
 const MAX_NAMED = 10;
 const quoted = (names: readonly string[]) => {

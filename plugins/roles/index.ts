@@ -2,12 +2,12 @@ import { Elysia } from 'elysia';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import { createAssignments, forgetPerson } from './assignments.ts';
+import { personRoleRoutes } from './api/person-routes.ts';
+import { roleRoutes } from './api/routes.ts';
 import { migrations } from './migrations/index.ts';
-import { personRoleRoutes } from './person-routes.ts';
-import { roleRoutes } from './routes.ts';
 import { createSettingsStore, settingsRoutes } from './settings.ts';
-import { createRoleStore } from './store.ts';
+import { createAssignments, forgetPerson } from './store/assignments.ts';
+import { createRoleStore } from './store/roles.ts';
 import { rolesClaim } from './token-claims.ts';
 
 export { RoleErrors } from './errors.ts';

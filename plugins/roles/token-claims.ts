@@ -3,9 +3,9 @@ import { createBatchLoader } from '../../core/batching/batch-loader.ts';
 import { batchingFor } from '../../core/batching/group-commit.ts';
 import type { Storage } from '../../core/ports/storage.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
-import { sortedUnique } from './input.ts';
 import { rolesPersonRoles } from './schema.ts';
 import type { SettingsStore } from './settings.ts';
+import { sortedUnique } from './store/name-order.ts';
 
 /**
  * The `roles` claim: the person's role names, sorted, in every token issued for a person of an

@@ -4,17 +4,17 @@ import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
-import { createCors } from './cors.ts';
-import { ingestRoutes } from './ingest-routes.ts';
-import { logoutRoutes } from './logout.ts';
+import { createCors } from './api/cors.ts';
+import { ingestRoutes } from './api/ingest-routes.ts';
+import { logoutRoutes } from './api/logout.ts';
+import { originRoutes } from './api/origin-routes.ts';
+import { createPersonTokens } from './api/person-token.ts';
 import { migrations } from './migrations/index.ts';
 import { type SdkOptions, sdkSettings } from './options.ts';
-import { originRoutes } from './origin-routes.ts';
-import { createOriginStore } from './origins.ts';
-import { createPersonTokens } from './person-token.ts';
+import { createOriginStore } from './store/origins.ts';
 
+export { SDK_INGEST } from './api/ingest-routes.ts';
 export { SdkErrors } from './errors.ts';
-export { SDK_INGEST } from './ingest-routes.ts';
 
 export type { SdkOptions };
 

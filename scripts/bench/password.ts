@@ -7,7 +7,7 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { createPgliteStorage } from '../../adapters/pglite/index.ts';
 import { loadConfig } from '../../core/config.ts';
 import { createService } from '../../entry/create-service.ts';
-import { type Argon2Params, DEFAULT_ARGON2 } from '../../plugins/password/hashing.ts';
+import { type Argon2Params, DEFAULT_ARGON2 } from '../../plugins/password/hashing/hashing.ts';
 import { password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
 import { tokens } from '../../plugins/tokens/index.ts';

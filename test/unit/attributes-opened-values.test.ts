@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test';
-import { createOpenedValues } from '../../plugins/attributes/opened-values.ts';
+import { createOpenedValues } from '../../plugins/attributes/store/opened-values.ts';
 
 // An entry counts two bytes a character of its sealed text, context and plaintext.
 const entryBytes = (sealed: string, context: string, plaintext: string) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { attributes } from '../../plugins/attributes/index.ts';
-import { storedBytes } from '../../plugins/attributes/statements.ts';
+import { storedBytes } from '../../plugins/attributes/store/statements.ts';
 import { expectStatus } from '../helpers/expect-status.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { attributesSuite, SUITE_OPTIONS } from './attributes.behaviour.ts';

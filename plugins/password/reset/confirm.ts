@@ -5,10 +5,10 @@ import type { EventPublisher } from '../../../core/events/types.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { revokePersonTokens } from '../../../core/tokens/revoke-person-tokens.ts';
-import type { CredentialStore } from '../credentials.ts';
 import { PasswordErrors } from '../errors.ts';
-import type { Hasher } from '../hashing.ts';
-import { checkNewPassword } from '../policy.ts';
+import type { Hasher } from '../hashing/hashing.ts';
+import { checkNewPassword } from '../policy/policy.ts';
+import type { CredentialStore } from '../store/credentials.ts';
 import type { OpenReset, ResetTokens, TokenRefusal } from './tokens.ts';
 
 /** What a refused token's 400 says. */
@@ -53,7 +53,7 @@ export function createResetConfirmation(deps: ConfirmDeps) {
     PasswordErrors.RESET_TOKEN_REFUSED(refusalMessage(refusal, ttlMinutes));
 
   /** The person of a reset, while it may still reset: gone is unknown, disabled is refused. */
-  async function personOf(reset: OpenReset) {
+  async function findResettablePerson(reset: OpenReset) {
     const person = await deps.directory.get(reset.orgId, reset.personId);
     if (!person) throw refuse('unknown');
     // Disabled since the link was sent (during an incident, say): its links set nothing until enabled.
@@ -68,14 +68,14 @@ export function createResetConfirmation(deps: ConfirmDeps) {
   async function open(token: string, orgId?: string): Promise<OpenReset> {
     const found = await deps.tokens.find(token, orgId);
     if (!found.ok) throw refuse(found.refusal);
-    await personOf(found.reset);
+    await findResettablePerson(found.reset);
     return found.reset;
   }
 
   async function confirm(token: string, password: string, orgId?: string): Promise<OpenReset> {
     const reset = await open(token, orgId);
     const normal = checkNewPassword(password);
-    const person = await personOf(reset);
+    const person = await findResettablePerson(reset);
     const hash = await deps.hasher.hash(normal);
     const lost = new Error('the token was used meanwhile');
     const done = await deps.storage

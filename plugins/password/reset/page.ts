@@ -1,5 +1,5 @@
 import { escapeHtml, hostedPage } from '../../../core/http/hosted-page.ts';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../policy.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../policy/policy.ts';
 
 export interface ResetFormInput {
   organization: string;

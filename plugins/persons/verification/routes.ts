@@ -4,14 +4,19 @@ import { HANDLE_TYPES } from '../../../core/capabilities/person-directory.ts';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { ok } from '../../../core/http/envelope.ts';
 import { formGuard, pageResponse, readForm } from '../../../core/http/hosted-page.ts';
-import { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http/openapi-docs.ts';
+import {
+  API_KEY_SECURITY,
+  consistencyHeaders,
+  errorDoc,
+  writeErrorDocs,
+} from '../../../core/http/openapi-docs.ts';
 import type { TemplateRenderer } from '../../../core/messaging/templates.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import { parsePersonId } from '../api/input.ts';
 import { PersonErrors } from '../errors.ts';
 import { normaliseHandle } from '../handles.ts';
-import { personIdOf } from '../input.ts';
-import type { PersonStore } from '../store.ts';
+import type { PersonStore } from '../store/persons.ts';
 import { confirmPage, verificationRefusedPage, verifiedPage } from './page.ts';
 import type { emailVerificationTemplate } from './template.ts';
 import type { VerificationRefusal, VerificationTokens } from './tokens.ts';
@@ -62,7 +67,7 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
     .post(
       '/persons/:person_id/handles/verify',
       async ({ org, params, body, request, set }) => {
-        const personId = personIdOf(params.person_id);
+        const personId = parsePersonId(params.person_id);
         const handle = normaliseHandle(body.handle, 'body.handle');
         if (handle.type !== 'email_address')
           throw PersonErrors.HANDLE_NOT_VERIFIABLE(
@@ -125,7 +130,7 @@ export function verificationRoutes(ctx: ServiceContext, deps: VerificationDeps) 
             ...writeErrorDocs,
           },
           tags: TAGS,
-          security: [{ orgId: [], apiKey: [] }],
+          security: API_KEY_SECURITY,
         },
       },
     )

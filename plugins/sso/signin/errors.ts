@@ -1,6 +1,4 @@
-import { defineErrors, type ErrorCodeOf } from '../../../core/errors.ts';
-
-const detail = (message: string) => message;
+import { defineErrors, detail, type ErrorCodeOf } from '../../../core/errors.ts';
 
 /**
  * The error codes of SSO sign-in. Start answers them as envelopes; the callback answers them as an

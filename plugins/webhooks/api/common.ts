@@ -1,5 +1,6 @@
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import type { HeaderNames } from '../../../core/http/headers.ts';
+import { API_KEY_SECURITY } from '../../../core/http/openapi-docs.ts';
 
 export const TAG = 'Organization Webhooks';
 export const OPERATOR_TAG = 'Webhook deliveries';
@@ -11,5 +12,5 @@ export { consistencyHeaders, errorDoc, writeErrorDocs } from '../../../core/http
 export const consistent = <T>(request: Request, names: HeaderNames, write: () => Promise<T>): Promise<T> =>
   consistentWrite(request, names, write);
 
-export const apiKeySecurity = [{ orgId: [], apiKey: [] }];
+export const apiKeySecurity = API_KEY_SECURITY;
 export const orgOnlySecurity = [{ orgId: [] }];

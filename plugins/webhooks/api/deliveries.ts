@@ -41,7 +41,7 @@ function checkDeliveryId(id: string): string {
  * and times without an offset (read as local time); it does not take a leap second, which RFC 3339
  * allows and which is read here as the second before it.
  */
-function sinceOf(text: string): number {
+function parseSince(text: string): number {
   const ms = isRfc3339(text)
     ? Date.parse(text.toUpperCase().replace(/(T\d\d:\d\d:)60/, (_, hm: string) => `${hm}59`))
     : Number.NaN;
@@ -147,7 +147,7 @@ export function operatorRoutes(
       '/organizations/webhooks/:webhook_id/recover',
       async ({ org, params, body, request, set }) => {
         const id = checkWebhookId(params.webhook_id);
-        const since = sinceOf(body.since);
+        const since = parseSince(body.since);
         await webhooks.get(org.id, id);
         await takeResend(org.id);
         const ids = await consistent(request, names, () => deliveries.recover(org.id, id, since));

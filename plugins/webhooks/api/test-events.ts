@@ -41,7 +41,7 @@ const ALIASES = ACCEPTED_TRIGGER_NAMES.filter((name) => !eventCatalogue.has(name
 const KNOWN = `known: ${[...eventCatalogue.keys()].join(', ')}; also ${ALIASES.map((a) => `${a} (${acceptedTriggerName(a)})`).join(', ')}`;
 
 /** The catalogue entry an event_name names: its catalogue name exactly, or the spec's alias of one. */
-function definitionOf(name: string, i: number) {
+function findDefinition(name: string, i: number) {
   const definition =
     eventDefinition(name) ??
     ((ALIASES as readonly string[]).includes(name) ? eventDefinition(acceptedTriggerName(name)!) : undefined);
@@ -82,7 +82,7 @@ const listed = (e: ServiceEvent, orgId: string) => ({
  * The body checked: an array of at most TEST_EVENT_LIMITS.specs entries before any entry is looked at,
  * so a long array of bad entries costs one issue, not one (holding the whole body) per entry.
  */
-function testEventsOf(body: unknown): Spec[] {
+function parseTestEvents(body: unknown): Spec[] {
   if (!Array.isArray(body)) throw CoreErrors.VALIDATION('body: must be an array of test event descriptions');
   if (body.length > TEST_EVENT_LIMITS.specs)
     throw CoreErrors.VALIDATION(
@@ -102,9 +102,9 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
   return new Elysia().use(ctx.auth).post(
     '/test-events',
     async ({ org, body: raw, request, set }) => {
-      const body = testEventsOf(raw);
+      const body = parseTestEvents(raw);
       const total = eventsAskedFor(body, burst);
-      const definitions = body.map((spec, i) => definitionOf(spec.event_name, i));
+      const definitions = body.map((spec, i) => findDefinition(spec.event_name, i));
       // Only a request that would be served takes tokens: a 400 costs nothing.
       const take = await buckets.take(org.id, total);
       if (!take.ok)
@@ -150,7 +150,7 @@ export function testEventRoutes(ctx: ServiceContext, limit: TestEventLimit) {
       headers: consistencyHeaders(ctx.headers),
       query: NoQuery,
       parse: 'json',
-      // Documents the body; testEventsOf checks it, its length first (see there).
+      // Documents the body; parseTestEvents checks it, its length first (see there).
       body: passThrough(TestEventsSchema),
       response: {
         201: resultOf(v.array(TestEventSchema)),

@@ -15,7 +15,7 @@ import {
 import { checkWebhookId, type WebhookInput, type WebhookRow, type WebhookStore } from '../store/webhooks.ts';
 import { apiKeySecurity, consistencyHeaders, consistent, errorDoc, TAG, writeErrorDocs } from './common.ts';
 import { parseTimeout } from './duration.ts';
-import { webhookJson } from './present.ts';
+import { webhookJson } from './json.ts';
 import { checkTargetUrl } from './target-url.ts';
 
 type Patch = v.InferOutput<typeof WebhookPatchSchema>;

@@ -5,7 +5,7 @@ import { base64url, fromBase64url, isUuid } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { EventBus } from '../../../core/ports/event-bus.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
-import { isoOf } from '../api/present.ts';
+import { isoOf } from '../api/json.ts';
 import { WebhookErrors } from '../errors.ts';
 import { createDeliveries } from '../pipeline/enqueue.ts';
 
@@ -71,7 +71,7 @@ function decodeCursor(cursor: string): string {
 export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clock: Clock }) {
   const { storage, bus, clock } = deps;
 
-  async function attemptsOf(ids: string[]): Promise<Map<string, Row[]>> {
+  async function readAttempts(ids: string[]): Promise<Map<string, Row[]>> {
     const out = new Map<string, Row[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return out;
     const rows = await storage.query<Row>(sql`
@@ -127,7 +127,7 @@ export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clo
         select count(*)::int as n from webhook_deliveries
         where webhook_id = ${webhookId} and org_id = ${orgId} ${status}`);
       const page = rows.slice(0, q.limit);
-      const attempts = await attemptsOf(page.map((r) => String(r.id)));
+      const attempts = await readAttempts(page.map((r) => String(r.id)));
       return {
         deliveries: page.map((d) => deliveryJson(d, attempts.get(String(d.id)) ?? [])),
         cursor: rows.length > q.limit ? encodeCursor(String(page.at(-1)!.id)) : '',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test';
 import { hashSync as bcryptHash } from '@node-rs/bcrypt';
-import { createHasher } from '../../../plugins/password/hashing.ts';
+import { createHasher } from '../../../plugins/password/hashing/hashing.ts';
 
 const hasher = createHasher({ memoryKiB: 4096, iterations: 1, parallelism: 1 });
 

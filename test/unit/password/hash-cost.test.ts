@@ -3,7 +3,7 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { hashSync as makeBcryptHash } from '@node-rs/bcrypt';
 import { sql } from 'drizzle-orm';
 import { createLogger } from '../../../core/log.ts';
-import { HASH_LIMITS } from '../../../plugins/password/hash-cost.ts';
+import { HASH_LIMITS } from '../../../plugins/password/hashing/hash-cost.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { passwordService } from './fixture.ts';
 

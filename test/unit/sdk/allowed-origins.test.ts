@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
-import { originOf } from '../../../plugins/sdk/origins.ts';
+import { originOf } from '../../../plugins/sdk/store/origins.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { APP, type SdkService, sdkService } from './fixture.ts';
 
