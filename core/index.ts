@@ -17,6 +17,12 @@ export {
 export { createReplicaCache, type ReplicaCache } from './cache/replica-cache.ts';
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export {
+  type HostedLogin,
+  type HostedLoginSignIn,
+  type HostedLoginSso,
+  hostedLoginSso,
+} from './capabilities/hosted-login-sso.ts';
+export {
   type AccessTokenClaims,
   type AccessTokenRequest,
   HOSTED_HANDLE_TYPES,
