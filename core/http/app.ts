@@ -116,7 +116,7 @@ function toEnvelope(
 }
 
 /**
- * The root Elysia app with the conventions of API.md: request ids, JSON logs, the body limit, the
+ * The root Elysia app with the conventions of docs/api-contract.md: request ids, JSON logs, the body limit, the
  * envelope for every error (400 on validation, never 422), a JSON 404, consistency headers checked on
  * every state-changing request, and the OpenAPI document at /openapi.json with a UI at /docs.
  */

@@ -85,7 +85,7 @@ export const typeOf = (x: unknown) =>
 export const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** How deeply a value may nest arrays and objects (README, Attribute buckets / Limits). */
+/** How deeply a value may nest arrays and objects (docs/guides/attribute-buckets.md, Limits). */
 export const MAX_VALUE_DEPTH = 64;
 
 /**

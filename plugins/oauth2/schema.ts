@@ -50,7 +50,7 @@ export const oauth2RevokedTokens = pgTable(
 );
 
 // ---------------------------------------------------------------------------------------------------
-// The API's shapes (reference oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
+// The API's shapes (docs/spec/reference/oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
 
 /** The grant types a client may be allowed. */
 export const GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;

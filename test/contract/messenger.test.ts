@@ -31,7 +31,12 @@ messengerContract('the development outbox, in a folder', async () => {
   return {
     messenger: createDevOutbox({ dir, from: 'no-reply@ids.test', log }),
     received: () =>
-      Promise.all(readdirSync(dir).map((f) => simpleParser(readFileSync(join(dir, f), 'utf8')))),
+      // The messages, not index.jsonl beside them (readdirSync's order is the file system's, not sorted).
+      Promise.all(
+        readdirSync(dir)
+          .filter((f) => f.endsWith('.eml'))
+          .map((f) => simpleParser(readFileSync(join(dir, f), 'utf8'))),
+      ),
     async breakIt() {
       rmSync(dir, { recursive: true, force: true });
       writeFileSync(dir, 'a file where the folder should be');

@@ -58,7 +58,7 @@ export async function smokeIdentity(t: SmokeTarget): Promise<string[]> {
     payload.sub === personId && JSON.stringify(payload.authenticated_methods) === '["password"]',
     `the token verifies against the JWKS with the person's claims (got ${JSON.stringify(payload)})`,
   );
-  // As the README's curl examples send them: the JSON content-type on requests without a body. Node's
+  // As the guides' curl examples send them: the JSON content-type on requests without a body. Node's
   // and Deno's servers hand such a request over with an empty body stream, Bun with none.
   const json = { 'content-type': 'application/json' };
   const minted = await call(t, 'POST', `/persons/${personId}/mint-token`, undefined, json);

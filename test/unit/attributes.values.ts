@@ -54,7 +54,7 @@ export function attributesValues(label: string, service: () => TestService) {
   });
 
   describe(`attribute buckets on ${label}: deep values`, () => {
-    it('accepts a value nesting 64 levels, the limit README gives, in either form of PUT', async () => {
+    it('accepts a value nesting 64 levels, the limit docs/guides/attribute-buckets.md gives, in either form of PUT', async () => {
       const body = { deep: nested(64) };
       await expectStatus(await call('PUT', RW, { body }), 204);
       expect((await call('GET', RW)).json.result).toEqual(body);

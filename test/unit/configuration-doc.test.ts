@@ -131,4 +131,15 @@ describe('docs/configuration.md', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     expect(readme).toContain('docs/configuration.md');
   });
+
+  it('is the one table of settings: the README, the guides and operating.md name settings and link here', () => {
+    const docs = [
+      'README.md',
+      'docs/operating.md',
+      ...readdirSync(join(ROOT, 'docs/guides')).map((f) => `docs/guides/${f}`),
+    ];
+    expect(docs.length).toBeGreaterThan(10);
+    for (const f of docs) expect(documentedIn(readFileSync(join(ROOT, f), 'utf8')), f).toEqual([]);
+    expect(documentedIn('| `PORT` | `3000` | ... |')).toEqual(['PORT']);
+  });
 });

@@ -217,7 +217,7 @@ export function identityFlowSuite(label: string, start: () => Promise<IdentityTe
         const refused = (claims.trigger_content as { sub: string }).sub;
         expect(refused).toMatch(/^[0-9a-f-]{36}$/);
         await expectStatus(await t.http('GET', `/persons/${refused}`), 404);
-        // The registration failed, as API.md says of a blocked issuance; it names no person.
+        // The registration failed, as docs/api-contract.md says of a blocked issuance; it names no person.
         const failed = await eventsWhere(
           (e) => e.failed_authn_method === 'anonymous',
           ['AuthenticationFailed_v1'],

@@ -41,7 +41,7 @@ const MintBody = v.nullish(
   }),
 );
 
-/** Why a token is not valid, in the reference's words (tokens.openapi.yml, ValidateTokenResponse). */
+/** Why a token is not valid, in the reference's words (docs/spec/reference/tokens.openapi.yml, ValidateTokenResponse). */
 const REFERENCE_REASONS = [
   'invalid_token_content',
   'expired',

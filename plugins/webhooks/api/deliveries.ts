@@ -60,7 +60,7 @@ export interface ResendLimit {
 }
 
 /**
- * Operator endpoints (API.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. Each
+ * Operator endpoints (docs/api-contract.md, "Beyond the spec"): see, resend and recover a webhook's deliveries. Each
  * resend or recover call takes one token of the organization's resend limit, or answers 429.
  */
 export function operatorRoutes(

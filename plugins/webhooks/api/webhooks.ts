@@ -58,7 +58,7 @@ function toInput(body: Patch): WebhookInput {
   return input;
 }
 
-/** Create, list, get, update and delete webhooks (API.md; reference organization-webhooks.openapi.yml). */
+/** Create, list, get, update and delete webhooks (docs/api-contract.md; docs/spec/reference/organization-webhooks.openapi.yml). */
 export function webhookRoutes(
   ctx: ServiceContext,
   store: WebhookStore,

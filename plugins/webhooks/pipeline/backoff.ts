@@ -1,4 +1,7 @@
-/** The retry schedule of event deliveries (spec, Events > Event triggers; ARCHITECTURE.md, Event flow). */
+/**
+ * The retry schedule of event deliveries (docs/spec/identity-service-interface.md, Events > Event
+ * triggers; docs/guides/webhooks.md, Delivery).
+ */
 
 const MINUTE = 60_000;
 

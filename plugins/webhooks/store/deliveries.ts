@@ -67,7 +67,7 @@ function decodeCursor(cursor: string): string {
   throw WebhookErrors.INVALID_CURSOR(cursor);
 }
 
-/** What operators see and do with a webhook's deliveries (API.md, "Beyond the spec"). */
+/** What operators see and do with a webhook's deliveries (docs/api-contract.md, "Beyond the spec"). */
 export function createOperatorStore(deps: { storage: Storage; bus: EventBus; clock: Clock }) {
   const { storage, bus, clock } = deps;
 

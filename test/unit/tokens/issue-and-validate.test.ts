@@ -154,7 +154,7 @@ describe('POST /token/validate and /token/revoke', () => {
     });
   });
 
-  it("answers invalidity_reason only in the reference's words (tokens.openapi.yml)", async () => {
+  it("answers invalidity_reason only in the reference's words (docs/spec/reference/tokens.openapi.yml)", async () => {
     const reference = [
       'invalid_token_content',
       'expired',
