@@ -329,7 +329,7 @@ export const CORE_SETTINGS = {
     kind: text('must be a directory path', (s) => s.length > 0, 'a directory that exists'),
     defaultText: 'none',
     description:
-      "message templates that replace the built-in ones, checked at start (see the README's Messages section)",
+      "message templates that replace the built-in ones, checked at start (see [messages](guides/messages.md#delivery))",
   }),
   MAIL_RETRY_WINDOW_MINUTES: core({
     group: 'messages',
@@ -347,7 +347,7 @@ export const CORE_SETTINGS = {
     defaultText: 'unset: metrics off, nothing counted',
     note: 'not `PORT`; with `WORKERS`, `METRICS_PORT` + workers - 1 at most 65535 and clear of `PORT`',
     description:
-      'opens a second listener serving only `GET /metrics` (Prometheus text) and `/healthz`, apart from the public port, which never serves `/metrics`. With `WORKERS`, worker `i` serves its own on `METRICS_PORT + i`: scrape each. A taken port stops start-up with one line naming `METRICS_PORT`. The series: README, [Metrics and logs](../README.md#metrics-and-logs)',
+      'opens a second listener serving only `GET /metrics` (Prometheus text) and `/healthz`, apart from the public port, which never serves `/metrics`. With `WORKERS`, worker `i` serves its own on `METRICS_PORT + i`: scrape each. A taken port stops start-up with one line naming `METRICS_PORT`. The series: [operating.md](operating.md#metrics-and-logs)',
   }),
   METRICS_HOST: core({
     group: 'server',
