@@ -329,7 +329,7 @@ export const CORE_SETTINGS = {
     kind: text('must be a directory path', (s) => s.length > 0, 'a directory that exists'),
     defaultText: 'none',
     description:
-      "message templates that replace the built-in ones, checked at start (see [messages](guides/messages.md#delivery))",
+      'message templates that replace the built-in ones, checked at start (see [messages](guides/messages.md#delivery))',
   }),
   MAIL_RETRY_WINDOW_MINUTES: core({
     group: 'messages',
