@@ -3,23 +3,13 @@ import { batchingFor, createGroupCommit } from '../../../core/batching/group-com
 import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
+import type { GrantFamily, IssuedAccess } from '../../oauth2/grants/index.ts';
 import { oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 import { grantedAmong, recordGranted } from './family-locks.ts';
 
-/** A grant to a client on behalf of a person, as a refresh sees it. */
-export interface Family {
-  familyId: string;
-  orgId: string;
-  clientId: string;
-  personId: string;
-  scope: string[];
-  methods: string[];
-  /** The resource (RFC 8707) its access tokens are for; undefined: the organization's own audience. */
-  resource: string | undefined;
-  authTime: number;
-  revoked: boolean;
-}
+/** A grant to a client on behalf of a person, as a refresh sees it: what the grants declare. */
+export type Family = GrantFamily;
 
 /** A refresh token presented, with its family. */
 export interface FoundRefresh {
@@ -37,13 +27,6 @@ export interface FoundRefresh {
   generation: number;
   /** The family's `superseded_at` as it was before this token's spending: what unspend puts back. */
   supersededAt: number | undefined;
-}
-
-/** An access token issued in a family: what revoking the family revokes too (revokeGrants). */
-export interface IssuedAccess {
-  jti: string;
-  /** Seconds since the epoch. */
-  exp: number;
 }
 
 /**
