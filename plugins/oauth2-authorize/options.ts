@@ -17,6 +17,18 @@ export const oauth2AuthorizeSettings = declareSettings('oauth2Authorize', {
     option: 'refreshGraceSeconds',
     description: 'seconds a rotated refresh token still refreshes (concurrent refreshes); 0: never',
   },
+  OAUTH2_SESSION_IDLE_SECONDS: {
+    kind: integer(300, 31_536_000),
+    default: 259_200,
+    option: 'sessionIdleSeconds',
+    description: 'a sign-in session ends when no authorization used it for this long (3 days)',
+  },
+  OAUTH2_SESSION_MAX_SECONDS: {
+    kind: integer(300, 31_536_000),
+    default: 1_209_600,
+    option: 'sessionMaxSeconds',
+    description: 'a sign-in session ends this long after the sign-in, used or not (14 days)',
+  },
   OAUTH2_AUTHORIZE_RATE_LIMIT: {
     kind: rate(),
     default: { perMinute: 60, burst: 120 },

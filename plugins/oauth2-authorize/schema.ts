@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 
 // Every secret a browser or client holds (login transaction, code, refresh token) is stored as its
 // SHA-256 only, so the tables never hold a value that could be presented back.
@@ -25,6 +25,17 @@ export const oauth2AuthorizeLogins = pgTable(
     codeChallenge: text('code_challenge'),
     /** The resource asked for (RFC 8707), one of the client's; null: the organization's own audience. */
     resource: text('resource'),
+    /** `form_post` to answer with an auto-submitting form; null: the query (the default). */
+    responseMode: text('response_mode'),
+    /** The OIDC `claims` parameter as checked (JSON); null when none was sent. */
+    claims: text('claims'),
+    /** `acr_values`, space-delimited; null when none was sent. */
+    acrValues: text('acr_values'),
+    /**
+     * The session this login signed in (or found) while a consent page waits: the consent's answer must
+     * come with that session's cookie.
+     */
+    sessionId: uuid('session_id'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     usedAt: bigint('used_at', { mode: 'number' }),
@@ -48,6 +59,8 @@ export const oauth2AuthorizeCodes = pgTable(
     codeChallenge: text('code_challenge'),
     /** The resource of the authorization request (RFC 8707); null: the organization's own audience. */
     resource: text('resource'),
+    /** The OIDC `claims` parameter of the request (JSON), for userinfo and refreshed ID tokens. */
+    claims: text('claims'),
     personId: text('person_id').notNull(),
     /** The login's time, seconds since the epoch (auth_time). */
     authTime: bigint('auth_time', { mode: 'number' }).notNull(),
@@ -85,6 +98,10 @@ export const oauth2AuthorizeFamilies = pgTable(
      * organization's own audience.
      */
     resource: text('resource'),
+    /** The OIDC `claims` parameter of the login (JSON): refreshed ID tokens and userinfo honour it. */
+    claims: text('claims'),
+    /** The sign-in session the grant came from (`sid`); null for grants made before sessions. */
+    sessionId: uuid('session_id'),
     /** The login's time, seconds since the epoch (auth_time). */
     authTime: bigint('auth_time', { mode: 'number' }).notNull(),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
@@ -124,4 +141,50 @@ export const oauth2AuthorizeRefreshTokens = pgTable(
     index('oauth2_authorize_refresh_family_idx').on(t.familyId),
     index('oauth2_authorize_refresh_expires_idx').on(t.expiresAt),
   ],
+);
+
+/**
+ * A sign-in session of the hosted login: one browser's sign-in to one organization, named by an
+ * HttpOnly cookie whose value is stored here as its SHA-256 only. While it lives, another client of the
+ * organization gets a code without a page. `session_id` is public: the `sid` of ID tokens and logout
+ * tokens, and the ID of the person's sessions API. Ended sessions are deleted.
+ */
+export const oauth2AuthorizeSessions = pgTable(
+  'oauth2_authorize_sessions',
+  {
+    sessionId: uuid('session_id').primaryKey(),
+    secretHash: text('secret_hash').notNull().unique(),
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    /** The factors of the sign-in, in order: JSON `[{method, at, handle}]` (`at` in seconds). */
+    factors: text('factors').notNull(),
+    /** When the person last authenticated, seconds since the epoch (auth_time). */
+    authTime: bigint('auth_time', { mode: 'number' }).notNull(),
+    /** Milliseconds since the epoch. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** The last authorization it answered (milliseconds): the idle lifetime counts from here. */
+    lastSeenAt: bigint('last_seen_at', { mode: 'number' }).notNull(),
+    /** The absolute end (milliseconds): the creation plus the absolute lifetime. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    /** What the browser said at the sign-in, for the person's sessions list. */
+    userAgent: text('user_agent'),
+    ipAddress: text('ip_address'),
+  },
+  (t) => [
+    index('oauth2_authorize_sessions_person_idx').on(t.orgId, t.personId),
+    index('oauth2_authorize_sessions_expires_idx').on(t.expiresAt),
+  ],
+);
+
+/** The clients a session has served: whom its logout tells (back-channel logout). */
+export const oauth2AuthorizeSessionClients = pgTable(
+  'oauth2_authorize_session_clients',
+  {
+    sessionId: uuid('session_id').notNull(),
+    clientId: text('client_id').notNull(),
+    /** Milliseconds since the epoch. */
+    firstAt: bigint('first_at', { mode: 'number' }).notNull(),
+    lastAt: bigint('last_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.clientId] })],
 );
