@@ -9,9 +9,12 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
+import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
+import { sessionCookies } from './sessions/cookie.ts';
+import { createSessionStore } from './sessions/store.ts';
 import { createCodeStore } from './store/codes.ts';
 import { createFamilyStore } from './store/families.ts';
 import { createLoginStore } from './store/logins.ts';
@@ -86,6 +89,15 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         }),
       );
 
+      const sessions = createSessionStore({
+        storage,
+        clock,
+        lifetimes: {
+          idleMs: s.OAUTH2_SESSION_IDLE_SECONDS * 1000,
+          absoluteMs: s.OAUTH2_SESSION_MAX_SECONDS * 1000,
+        },
+      });
+      const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
       const routes = authorizeRoutes({
         server,
@@ -100,6 +112,16 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           clock,
           baseUrl,
           sso: () => ctx.capability(hostedLoginSso),
+          sessions,
+          cookies,
+          ended: async () => {},
+          consent: {
+            needed: async () => false,
+            ask: async () => {
+              throw new Error('oauth2-authorize: no consent step yet');
+            },
+          },
+          formPostScript: await formPostScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
@@ -113,6 +135,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         baseUrl,
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
+        sessionCookies: cookies,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       return {

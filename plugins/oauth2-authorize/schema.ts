@@ -31,6 +31,8 @@ export const oauth2AuthorizeLogins = pgTable(
     claims: text('claims'),
     /** `acr_values`, space-delimited; null when none was sent. */
     acrValues: text('acr_values'),
+    /** `prompt`, space-delimited as checked; null when none was sent. */
+    prompt: text('prompt'),
     /**
      * The session this login signed in (or found) while a consent page waits: the consent's answer must
      * come with that session's cookie.

@@ -13,6 +13,7 @@ import { AuthorizeErrors } from '../errors.ts';
 import type { LoginAnswer } from '../login/answer.ts';
 import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
+import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
 import type { createUserInfo } from '../tokens/userinfo.ts';
 import {
@@ -38,12 +39,24 @@ export interface AuthorizeRouteDeps {
   style: string;
   /** Seconds the browser cookie lives: the login's lifetime. */
   cookieMaxAge: number;
+  /** The organizations' sign-in session cookies. */
+  sessionCookies: SessionCookies;
 }
 
-const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
+/** Headers from records, each `set-cookie` its own header line (a browser and a session cookie). */
+function headersOf(...records: (Record<string, string> | undefined)[]): Headers {
+  const headers = new Headers();
+  for (const record of records)
+    for (const [name, value] of Object.entries(record ?? {}))
+      if (name.toLowerCase() === 'set-cookie') headers.append(name, value);
+      else headers.set(name, value);
+  return headers;
+}
+
+const redirect = (status: 302 | 303, location: string, ...extra: (Record<string, string> | undefined)[]) =>
   new Response(null, {
     status,
-    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
+    headers: headersOf({ location, 'cache-control': 'no-store', pragma: 'no-cache' }, ...extra),
   });
 
 /** The credential a callback's path names (core/sso/redirect-uris.ts). */
@@ -107,8 +120,12 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     formTargets: string[] = [],
     extra: Record<string, string> = {},
     sources: PageSources = {},
+    more: Record<string, string> = {},
   ) =>
-    new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets, sources), ...extra } });
+    new Response(html, {
+      status,
+      headers: headersOf(pageHeaders(deps.style, formTargets, sources), extra, more),
+    });
   const errorAnswer = (error: unknown) => {
     if (!(error instanceof ServiceError)) throw error;
     return page(error.status, errorPage(error.message), [], error.headers ?? {});
@@ -120,10 +137,10 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
     return readForm(request, 'the form');
   };
-  const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
+  const render = (answer: LoginAnswer, extra: Record<string, string> = {}, status: 302 | 303 = 303) =>
     answer.kind === 'redirect'
-      ? redirect(303, answer.location, extra)
-      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra }, answer.sources);
+      ? redirect(status, answer.location, answer.headers, extra)
+      : page(answer.status, answer.html, answer.formTargets, answer.headers, answer.sources, extra);
 
   /**
    * GET and POST /oauth2/authorize: the same checks on the parameters, the query's or the form's. No
@@ -140,10 +157,15 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
       }
       const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
-      if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
+      if (!checked.ok) {
+        const refusal = deps.login.refusal(checked.refusal);
+        return refusal.kind === 'redirect' ? redirect(302, refusal.location) : render(refusal);
+      }
       const browser = browserCookie.take(request);
-      const answer = await deps.login.open(checked.request, browser.value);
-      return render(answer, { 'set-cookie': browser.setCookie });
+      const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
+      const answer = await deps.login.open(checked.request, browser.value, session, rc);
+      // A GET's answer is a 302 as the client's redirect has always been; a POST's a 303 (a GET follows).
+      return render(answer, { 'set-cookie': browser.setCookie }, request.method === 'GET' ? 302 : 303);
     } catch (error) {
       return errorAnswer(error);
     }
