@@ -53,6 +53,18 @@ export const AuthorizeErrors = defineErrors({
   },
   /** Mint: a scope the client may not have, offline_access without the refresh grant, a reserved claim. */
   INVALID_MINT_REQUEST: { status: 400, message: detail },
+  /** OAuth 2.0 consents API: a path parameter breaks its rule; the message names which. */
+  INVALID_CONSENT_REQUEST: { status: 400, message: detail },
+  /** OAuth 2.0 consents API: no person of that ID in this organization (another organization's included). */
+  CONSENT_PERSON_NOT_FOUND: {
+    status: 404,
+    message: (personId: string) => `person_id: no person ${shown(personId)} in this organization`,
+  },
+  /** OAuth 2.0 consents API: the person has given the client no consent (or revoked it already). */
+  CONSENT_NOT_FOUND: {
+    status: 404,
+    message: (clientId: string) => `client_id: the person has no consent for the client ${shown(clientId)}`,
+  },
 });
 
 export type AuthorizeErrorCode = ErrorCodeOf<typeof AuthorizeErrors>;

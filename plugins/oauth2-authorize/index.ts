@@ -9,6 +9,9 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
+import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
+import { oauth2ConsentRoutes } from './consent/routes.ts';
+import { createOAuth2ConsentStore } from './consent/store.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
 import { migrations } from './migrations/index.ts';
@@ -38,7 +41,8 @@ const DEFAULT_REFRESH_LIFETIME = 864_000;
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
- * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key). Requires oauth2Server
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), and a
+ * person's consents to third-party clients (GET, DELETE /persons/{id}/oauth2-consents[/{client_id}]). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
@@ -138,8 +142,15 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         sessionCookies: cookies,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
+      const consents = createOAuth2ConsentStore({ storage, clock });
+      const consentRoutes = oauth2ConsentRoutes(ctx, {
+        consents,
+        revoke: createOAuth2ConsentRevoker({ storage, clock, server, consents }),
+        directory,
+        server,
+      });
       return {
-        routes: routes.use(mintRoutes(ctx, mint)),
+        routes: routes.use(mintRoutes(ctx, mint)).use(consentRoutes),
         attach: [forgetDeletedPerson, revokePersonGrants(server)],
         workers: [
           sweeper({

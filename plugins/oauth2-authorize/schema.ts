@@ -190,3 +190,24 @@ export const oauth2AuthorizeSessionClients = pgTable(
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.clientId] })],
 );
+
+/**
+ * What a person allowed a third-party client (first_party false) on the consent page: the scopes it may
+ * be granted without asking again. Granting more adds to them; revoking deletes the row (and the
+ * person's grants to the client). Not the GDPR consents of the consents plugin.
+ */
+export const oauth2AuthorizeConsents = pgTable(
+  'oauth2_authorize_consents',
+  {
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    clientId: text('client_id').notNull(),
+    /** Space-delimited, sorted, without repeats. */
+    scopes: text('scopes').notNull(),
+    /** Milliseconds since the epoch: the first consent. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** Milliseconds since the epoch: the last consent that added scopes (or the first). */
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.personId, t.clientId] })],
+);
