@@ -11,6 +11,7 @@ import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/inde
 import { authorizeRoutes } from './authorize/routes.ts';
 import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
 import { oauth2ConsentRoutes } from './consent/routes.ts';
+import { createConsentStep } from './consent/step.ts';
 import { createOAuth2ConsentStore } from './consent/store.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
@@ -93,6 +94,8 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         }),
       );
 
+      const consents = createOAuth2ConsentStore({ storage, clock });
+      const logins = createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 });
       const sessions = createSessionStore({
         storage,
         clock,
@@ -110,7 +113,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           authenticator,
           issuer,
           directory,
-          logins: createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 }),
+          logins,
           codes,
           events: ctx.events,
           clock,
@@ -119,12 +122,8 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           sessions,
           cookies,
           ended: async () => {},
-          consent: {
-            needed: async () => false,
-            ask: async () => {
-              throw new Error('oauth2-authorize: no consent step yet');
-            },
-          },
+          consent: createConsentStep({ consents, logins, baseUrl }),
+          consents,
           formPostScript: await formPostScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
@@ -142,7 +141,6 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         sessionCookies: cookies,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
-      const consents = createOAuth2ConsentStore({ storage, clock });
       const consentRoutes = oauth2ConsentRoutes(ctx, {
         consents,
         revoke: createOAuth2ConsentRevoker({ storage, clock, server, consents }),

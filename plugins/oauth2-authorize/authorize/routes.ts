@@ -17,6 +17,7 @@ import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
 import type { createUserInfo } from '../tokens/userinfo.ts';
 import {
+  consentDoc,
   getAuthorizeDoc,
   loginDoc,
   postAuthorizeDoc,
@@ -93,6 +94,7 @@ async function readForm(request: Request, what: string): Promise<URLSearchParams
 
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
+const CONSENT_FIELDS = ['csrf_token', 'decision'] as const;
 
 function singleField(body: URLSearchParams, name: string): string {
   const all = body.getAll(name);
@@ -208,6 +210,27 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         }
       },
       { parse: 'none', detail: loginDoc },
+    )
+    .post(
+      '/oauth2/authorize/consent',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', decision: '' };
+          for (const name of CONSENT_FIELDS) form[name] = singleField(body, name);
+          if (form.decision !== 'allow' && form.decision !== 'deny')
+            throw AuthorizeErrors.INVALID_FORM('decision must be allow or deny');
+          const answer = await deps.login.consentAnswer(
+            { csrfToken: form.csrf_token, decision: form.decision },
+            (orgId) => deps.sessionCookies.sent(request, orgId),
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: consentDoc },
     )
     .post(
       '/oauth2/authorize/sso',

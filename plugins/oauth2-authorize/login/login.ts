@@ -12,6 +12,7 @@ import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { AuthorizeRequest, RedirectedError } from '../authorize/request.ts';
+import type { OAuth2ConsentStore } from '../consent/store.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
 import type { EndedSession, SessionStore } from '../sessions/store.ts';
@@ -19,6 +20,7 @@ import type { CodeStore } from '../store/codes.ts';
 import { digest } from '../store/digest.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
+import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
 import { requireLoginClient } from './require-client.ts';
@@ -42,6 +44,7 @@ export interface LoginDeps {
   /** What follows an ended session: PersonLoggedOut_v1 and the clients' logout tokens. */
   ended: (sessions: EndedSession[], rc: RequestContext | undefined) => Promise<void>;
   consent: ConsentStep;
+  consents: OAuth2ConsentStore;
   /** The CSP source of the form_post page's script. */
   formPostScript: string;
 }
@@ -135,7 +138,17 @@ export function createLogin(deps: LoginDeps) {
     forbidden: (message) => AuthorizeErrors.LOGIN_FORBIDDEN(message),
   };
 
+  const consentAnswer = createConsentAnswer({
+    server: deps.server,
+    logins,
+    consents: deps.consents,
+    sessionSignIn,
+    answer,
+  });
+
   return {
+    consentAnswer,
+
     /** The client's answer for a refused authorization request. */
     refusal: (r: RedirectedError): LoginAnswer =>
       answer(r, { error: r.error, error_description: r.description, state: r.state }),
