@@ -177,3 +177,51 @@ describe('consent for third-party clients (first_party false)', () => {
     await expectStatus(res, 403);
   });
 });
+
+describe('the claims parameter and acr_values (oidcc-claims-essential, OIDC Core 5.5)', () => {
+  test('members asked for the ID token and userinfo are answered beyond the scope', async () => {
+    const jar = new CookieJar();
+    const asker = await s.person();
+    await signIn(jar, s, first.client_id, asker);
+    const claims = JSON.stringify({
+      id_token: { username: null },
+      userinfo: { username: { essential: true } },
+    });
+    const asked = await authorize(jar, s, second.client_id, { scope: 'openid', claims });
+    const code = (await callbackOf(asked.res)).get('code')!;
+    const res = await exchange(s, second, code, asked.verifier);
+    expect(res.status, res.text).toBe(200);
+    expect(decodeJwt(String(res.json.id_token)).username).toBe(asker.handle.value);
+    const info = await fetch(`${s.url}/oauth2/userinfo`, {
+      headers: { authorization: `Bearer ${res.json.access_token}` },
+    });
+    await expectStatus(info.clone(), 200);
+    expect((await info.json()).username).toBe(asker.handle.value);
+  });
+
+  test('without the parameter, scope openid alone answers no handle', async () => {
+    const jar = new CookieJar();
+    await signIn(jar, s, first.client_id, await s.person());
+    const asked = await authorize(jar, s, second.client_id, { scope: 'openid' });
+    const res = await exchange(s, second, (await callbackOf(asked.res)).get('code')!, asked.verifier);
+    expect(decodeJwt(String(res.json.id_token)).username).toBeUndefined();
+  });
+
+  test('a claims parameter that is not a JSON object is invalid_request, naming the rule', async () => {
+    const jar = new CookieJar();
+    const asked = await authorize(jar, s, second.client_id, { claims: '{"id_token": [1]}' });
+    const params = await callbackOf(asked.res);
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toContain('claims.id_token');
+  });
+
+  test('acr_values puts the level met in acr', async () => {
+    const jar = new CookieJar();
+    await signIn(jar, s, first.client_id, await s.person());
+    const asked = await authorize(jar, s, second.client_id, {
+      acr_values: 'urn:identity-service:acr:2fa urn:identity-service:acr:1fa',
+    });
+    const res = await exchange(s, second, (await callbackOf(asked.res)).get('code')!, asked.verifier);
+    expect(decodeJwt(String(res.json.id_token)).acr).toBe('urn:identity-service:acr:1fa');
+  });
+});
