@@ -139,9 +139,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
     return readForm(request, 'the form');
   };
-  const render = (answer: LoginAnswer, extra: Record<string, string> = {}, status: 302 | 303 = 303) =>
+  const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
-      ? redirect(status, answer.location, answer.headers, extra)
+      ? redirect(303, answer.location, answer.headers, extra)
       : page(answer.status, answer.html, answer.formTargets, answer.headers, answer.sources, extra);
 
   /**
@@ -166,8 +166,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       const browser = browserCookie.take(request);
       const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
       const answer = await deps.login.open(checked.request, browser.value, session, rc);
-      // A GET's answer is a 302 as the client's redirect has always been; a POST's a 303 (a GET follows).
-      return render(answer, { 'set-cookie': browser.setCookie }, request.method === 'GET' ? 302 : 303);
+      return render(answer, { 'set-cookie': browser.setCookie });
     } catch (error) {
       return errorAnswer(error);
     }
