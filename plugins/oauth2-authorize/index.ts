@@ -2,7 +2,9 @@ import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
+import { signInCompletion } from '../../core/capabilities/sign-in-completion.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { checkSecondFactor } from '../../core/factors/second-factor.ts';
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -124,6 +126,10 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           ended: async () => {},
           consent: createConsentStep({ consents, logins, baseUrl }),
           consents,
+          secondStep: {
+            completion: () => ctx.capability(signInCompletion),
+            check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
+          },
           formPostScript: await formPostScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
