@@ -284,6 +284,10 @@ export function createLogin(deps: LoginDeps) {
         csrfToken: form.csrfToken,
         handle: form.handle,
       };
+      // The organization's policy may leave passwords out of its first factors: nothing is checked then.
+      const completion = deps.secondStep.completion();
+      if (completion && !(await completion.allows(login.orgId, 'password')))
+        return page(403, login, { ...retry, error: 'Signing in with a password is not offered here.' });
       // A handle of a type this client's page does not take is refused as a wrong one, unchecked.
       if (!handleTypesOf(client.ui).includes(handle.type))
         return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });

@@ -10,6 +10,7 @@ import { type AuthorizeService, exchange, type MadeClient, startAuthorizeService
 import { CookieJar, callbackOf, csrfOf, postPage, signIn } from './browser-jar.ts';
 
 const enrolled = new Set<string>();
+let passwordAllowed = true;
 const good = '246810';
 const checked: string[] = [];
 
@@ -19,7 +20,7 @@ const secondFactorProbe = definePlugin({
   setup: () => ({
     provide: {
       completion: {
-        allows: async () => true,
+        allows: async (_orgId, method) => method !== 'password' || passwordAllowed,
         secondStep: async (_orgId, personId) => (enrolled.has(personId) ? ['totp'] : []),
         afterFirstFactor: async () => {
           throw new Error('the hosted login does not call afterFirstFactor');
@@ -120,5 +121,17 @@ describe('the second step of the hosted login', () => {
       code: good,
     });
     await expectStatus(res, 403);
+  });
+
+  test('a password is refused, unchecked, when the policy leaves it out of the first factors', async () => {
+    passwordAllowed = false;
+    try {
+      const jar = new CookieJar();
+      const { res } = await signIn(jar, s, client.client_id, await s.person());
+      await expectStatus(res.clone(), 403);
+      expect(await res.text()).toContain('Signing in with a password is not offered here.');
+    } finally {
+      passwordAllowed = true;
+    }
   });
 });
