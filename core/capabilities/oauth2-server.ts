@@ -23,6 +23,23 @@ export interface OAuthClient {
    * `invalid_target`. None under PUBLIC_BASE_URL: the organization's own audience needs no listing.
    */
   resources: string[];
+  /**
+   * Where RP-Initiated Logout 1.0 may send the browser back to: exact-match URIs, checked as the
+   * redirect URIs are (its `post_logout_redirect_uris`); [] when nowhere.
+   */
+  postLogoutRedirectUris: string[];
+  /**
+   * Where Back-Channel Logout 1.0 logout tokens are posted (its `backchannel_logout_uri`): an absolute
+   * https URL (http on a loopback host), no fragment; absent when the client takes none.
+   */
+  backchannelLogoutUri?: string;
+  /** Whether its logout tokens must carry `sid` (its `backchannel_logout_session_required`). */
+  backchannelLogoutSessionRequired: boolean;
+  /**
+   * The organization's own app (its `first_party`, the default): signed in without a consent page.
+   * False: a third-party app, shown a consent page naming it and the scopes.
+   */
+  firstParty: boolean;
   /** Seconds its access tokens live (its access_token_duration, else the deployment's default). */
   accessTokenLifetime?: number;
   /** Seconds its refresh tokens live (its refresh_token_duration, else the deployment's default). */

@@ -29,6 +29,14 @@ export const oauth2Clients = pgTable(
     uiConfiguration: jsonb('ui_configuration').$type<OAuthClientUiConfiguration>(),
     /** The resources (RFC 8707) its access tokens may be for, exact URIs; []: its organization's only. */
     resources: jsonb('resources').$type<string[]>().notNull().default([]),
+    /** Where RP-Initiated Logout may send the browser back to, exact URIs; []: nowhere. */
+    postLogoutRedirectUris: jsonb('post_logout_redirect_uris').$type<string[]>().notNull().default([]),
+    /** Where Back-Channel Logout tokens are posted; null: the client gets none. */
+    backchannelLogoutUri: text('backchannel_logout_uri'),
+    /** Whether its logout tokens must carry `sid` (Back-Channel Logout 1.0 §2.2). */
+    backchannelLogoutSessionRequired: boolean('backchannel_logout_session_required').notNull().default(false),
+    /** The organization's own app (no consent page); false: a third party, asked consent for. */
+    firstParty: boolean('first_party').notNull().default(true),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );
@@ -136,21 +144,48 @@ const grantTypes = v.pipe(
     'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code).',
   ),
 );
-const redirectUris = v.pipe(
-  v.array(
-    v.pipe(
-      v.string('must be a string'),
-      v.maxLength(2000, 'must be at most 2000 characters'),
-      v.check(
-        (u) => redirectUriProblem(u) === undefined,
-        (i) => redirectUriProblem(String(i.input))!,
-      ),
-    ),
-    'must be an array of URLs',
+/** One redirect URI: at most 2000 characters, refused by `redirectUriProblem` with its reason. */
+const redirectUri = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(2000, 'must be at most 2000 characters'),
+  v.check(
+    (u) => redirectUriProblem(u) === undefined,
+    (i) => redirectUriProblem(String(i.input))!,
   ),
-  v.maxLength(20, 'must list at most 20 redirect URIs'),
+);
+/** At most this many redirect URIs, and as many post-logout redirect URIs. */
+export const MAX_REDIRECT_URIS = 20;
+/** A list of redirect URIs (redirect_uris, post_logout_redirect_uris): each checked as one, at most 20. */
+const redirectUriList = (what: string, description: string) =>
+  v.pipe(
+    v.array(redirectUri, 'must be an array of URLs'),
+    v.maxLength(MAX_REDIRECT_URIS, `must list at most ${MAX_REDIRECT_URIS} ${what}`),
+    v.description(description),
+  );
+const redirectUris = redirectUriList(
+  'redirect URIs',
+  'Exact-match redirect URIs: https, or http on a loopback host (127.0.0.1, [::1], localhost); no fragment.',
+);
+const postLogoutRedirectUris = redirectUriList(
+  'post-logout redirect URIs',
+  'Where RP-Initiated Logout may send the browser back to (its post_logout_redirect_uri, matched exactly), checked as redirect_uris are: https, or http on a loopback host (127.0.0.1, [::1], localhost); no fragment. Duplicates are dropped. Default [].',
+);
+const backchannelLogoutUri = v.pipe(
+  redirectUri,
   v.description(
-    'Exact-match redirect URIs: https, or http on a loopback host (127.0.0.1, [::1], localhost); no fragment.',
+    'Where Back-Channel Logout 1.0 logout tokens are posted when a session of this client ends: an absolute URL checked as a redirect URI is (https, or http on a loopback host; no fragment, OpenID Back-Channel Logout 1.0 section 2.2). Null or absent: none; a PATCH with null removes it.',
+  ),
+);
+const backchannelLogoutSessionRequired = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    'Whether the client needs the session ID (sid) in its logout tokens (Back-Channel Logout 1.0 section 2.2). Default false.',
+  ),
+);
+const firstParty = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    "True: the organization's own app, signed in without a consent page. False: a third-party app, shown a consent page naming it and the scopes it asks for. Default true.",
   ),
 );
 const resources = v.pipe(
@@ -196,6 +231,10 @@ export const ClientCreateSchema = exactly(
     grant_types: grantTypes,
     redirect_uris: v.optional(redirectUris),
     resources: v.optional(resources),
+    post_logout_redirect_uris: v.optional(postLogoutRedirectUris),
+    backchannel_logout_uri: v.optional(v.nullable(backchannelLogoutUri)),
+    backchannel_logout_session_required: v.optional(backchannelLogoutSessionRequired),
+    first_party: v.optional(firstParty),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
     public: v.optional(
@@ -215,6 +254,10 @@ export const ClientPatchSchema = exactly(
     grant_types: v.optional(grantTypes),
     redirect_uris: v.optional(redirectUris),
     resources: v.optional(resources),
+    post_logout_redirect_uris: v.optional(postLogoutRedirectUris),
+    backchannel_logout_uri: v.optional(v.nullable(backchannelLogoutUri)),
+    backchannel_logout_session_required: v.optional(backchannelLogoutSessionRequired),
+    first_party: v.optional(firstParty),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
   },
@@ -239,6 +282,21 @@ export const ClientSchema = v.object({
     v.description(
       "Resource indicators (RFC 8707) the client may ask for; [] when only its organization's own audience.",
     ),
+  ),
+  post_logout_redirect_uris: v.pipe(
+    v.array(v.string()),
+    v.description('Where RP-Initiated Logout may send the browser back to; [] when nowhere.'),
+  ),
+  backchannel_logout_uri: v.optional(
+    v.pipe(v.string(), v.description('Where logout tokens are posted; absent when none.')),
+  ),
+  backchannel_logout_session_required: v.pipe(
+    v.boolean(),
+    v.description('Whether its logout tokens carry sid.'),
+  ),
+  first_party: v.pipe(
+    v.boolean(),
+    v.description("True: the organization's own app, no consent page; false: a third party, asked consent."),
   ),
   created_at: v.string(),
   last_used: v.optional(v.pipe(v.string(), v.description('Recorded at most once a minute.'))),

@@ -1,6 +1,6 @@
 import type * as v from 'valibot';
 import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from '../schema.ts';
-import type { ClientStore } from '../store/clients.ts';
+import type { ClientInput, ClientStore } from '../store/clients.ts';
 import { checkClientShape, checkResources, unique } from './rules.ts';
 
 /** What the client rules need of the deployment. */
@@ -28,6 +28,7 @@ export function createClient(
     name: body.client_name,
     scopes: unique(body.scopes),
     resources: unique(body.resources ?? []),
+    ...logoutMembers(body),
     ...(body.access_token_duration != null ? { accessTokenDuration: body.access_token_duration } : {}),
     ...(body.refresh_token_duration != null ? { refreshTokenDuration: body.refresh_token_duration } : {}),
   });
@@ -57,9 +58,34 @@ export function patchClient(
     ...(redirectUris !== undefined ? { redirectUris } : {}),
     ...(body.scopes !== undefined ? { scopes: unique(body.scopes) } : {}),
     ...(body.resources !== undefined ? { resources: unique(body.resources) } : {}),
+    ...logoutMembers(body),
     ...(body.access_token_duration !== undefined ? { accessTokenDuration: body.access_token_duration } : {}),
     ...(body.refresh_token_duration !== undefined
       ? { refreshTokenDuration: body.refresh_token_duration }
       : {}),
   });
+}
+
+/** The sign-in session and logout members given (create and PATCH): left out, they are not set. */
+function logoutMembers(
+  body: Pick<
+    v.InferOutput<typeof ClientPatchSchema>,
+    | 'post_logout_redirect_uris'
+    | 'backchannel_logout_uri'
+    | 'backchannel_logout_session_required'
+    | 'first_party'
+  >,
+): ClientInput {
+  return {
+    ...(body.post_logout_redirect_uris !== undefined
+      ? { postLogoutRedirectUris: unique(body.post_logout_redirect_uris) }
+      : {}),
+    ...(body.backchannel_logout_uri !== undefined
+      ? { backchannelLogoutUri: body.backchannel_logout_uri }
+      : {}),
+    ...(body.backchannel_logout_session_required !== undefined
+      ? { backchannelLogoutSessionRequired: body.backchannel_logout_session_required }
+      : {}),
+    ...(body.first_party !== undefined ? { firstParty: body.first_party } : {}),
+  };
 }

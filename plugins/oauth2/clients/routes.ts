@@ -94,7 +94,7 @@ export function clientRoutes(
           operationId: 'PostOauth2Clients',
           summary: 'Create an OAuth 2.0 client',
           description:
-            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL.",
+            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL. Sign-in sessions and logout (OpenID registration names): post_logout_redirect_uris (checked as redirect_uris are; default []), backchannel_logout_uri (an https URL, http on a loopback host, no fragment; default none), backchannel_logout_session_required (default false), first_party (default true: no consent page; false: a third-party app shown a consent page).",
           tags: TAGS,
           security,
         },
@@ -149,7 +149,7 @@ export function clientRoutes(
           operationId: 'PatchOauth2ClientsOauthClientId',
           summary: 'Modify an OAuth 2.0 client',
           description:
-            'Members left out are kept; a null duration returns to the deployment default. public cannot change. The rules of create apply to the result.',
+            'Members left out are kept; a null duration returns to the deployment default, a null backchannel_logout_uri removes it. public cannot change. The rules of create apply to the result.',
           tags: TAGS,
           security,
         },

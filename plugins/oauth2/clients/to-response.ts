@@ -18,6 +18,10 @@ export function toClientResponse(
     public: row.public,
     redirect_uris: row.redirectUris,
     resources: row.resources,
+    post_logout_redirect_uris: row.postLogoutRedirectUris,
+    ...(row.backchannelLogoutUri !== null ? { backchannel_logout_uri: row.backchannelLogoutUri } : {}),
+    backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
+    first_party: row.firstParty,
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

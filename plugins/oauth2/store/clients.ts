@@ -14,6 +14,11 @@ export interface ClientInput {
   redirectUris?: string[];
   scopes?: string[];
   resources?: string[];
+  postLogoutRedirectUris?: string[];
+  /** null removes it. */
+  backchannelLogoutUri?: string | null;
+  backchannelLogoutSessionRequired?: boolean;
+  firstParty?: boolean;
   accessTokenDuration?: number | null;
   refreshTokenDuration?: number | null;
 }
@@ -45,6 +50,10 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
           redirectUris: input.redirectUris,
           scopes: input.scopes,
           resources: input.resources ?? [],
+          postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+          backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+          backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? false,
+          firstParty: input.firstParty ?? true,
           accessTokenDuration: input.accessTokenDuration ?? null,
           refreshTokenDuration: input.refreshTokenDuration ?? null,
           secretDigest: secret === undefined ? null : await secretDigest(secret),
@@ -85,6 +94,12 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
       if (input.redirectUris !== undefined) set.redirectUris = input.redirectUris;
       if (input.scopes !== undefined) set.scopes = input.scopes;
       if (input.resources !== undefined) set.resources = input.resources;
+      if (input.postLogoutRedirectUris !== undefined)
+        set.postLogoutRedirectUris = input.postLogoutRedirectUris;
+      if (input.backchannelLogoutUri !== undefined) set.backchannelLogoutUri = input.backchannelLogoutUri;
+      if (input.backchannelLogoutSessionRequired !== undefined)
+        set.backchannelLogoutSessionRequired = input.backchannelLogoutSessionRequired;
+      if (input.firstParty !== undefined) set.firstParty = input.firstParty;
       if (input.accessTokenDuration !== undefined) set.accessTokenDuration = input.accessTokenDuration;
       if (input.refreshTokenDuration !== undefined) set.refreshTokenDuration = input.refreshTokenDuration;
       const [updated] = await db

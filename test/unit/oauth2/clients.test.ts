@@ -37,6 +37,9 @@ describe('OAuth 2.0 clients', () => {
       public: false,
       redirect_uris: [],
       resources: [],
+      post_logout_redirect_uris: [],
+      backchannel_logout_session_required: false,
+      first_party: true,
       created_at: expect.any(String),
       client_secret: expect.stringMatching(/^ocs_[A-Za-z0-9_-]{43}$/),
     });
