@@ -12,6 +12,11 @@ import { authorizeRoutes } from './authorize/routes.ts';
 import { createLogin } from './login/login.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
+import { sessionApiRoutes } from './sessions/api-routes.ts';
+import { sessionEnding } from './sessions/end.ts';
+import { createSessionStore } from './sessions/store.ts';
+import { sessionSweeper } from './sessions/sweeper.ts';
+import { sessionEndingTriggers } from './sessions/triggers.ts';
 import { createCodeStore } from './store/codes.ts';
 import { createFamilyStore } from './store/families.ts';
 import { createLoginStore } from './store/logins.ts';
@@ -54,7 +59,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       directory: personDirectory,
       authenticator: passwordAuthenticator,
     },
-    emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
+    emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1', 'PersonLoggedOut_v1'],
     async setup(ctx, { server, issuer, directory, authenticator }) {
       const s = oauth2AuthorizeSettings.resolve(ctx.settings, options);
       const ttlSeconds = s.OAUTH2_LOGIN_TTL_SECONDS;
@@ -64,6 +69,16 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const families = createFamilyStore({ storage, clock });
       const codes = createCodeStore({ storage, clock, secrets: ctx.secrets });
       const revokeFamily = createFamilyRevoker({ server, storage, clock });
+      const sessions = createSessionStore({
+        storage,
+        clock,
+        lifetimes: {
+          idleMs: s.OAUTH2_SESSION_IDLE_SECONDS * 1000,
+          absoluteMs: s.OAUTH2_SESSION_MAX_SECONDS * 1000,
+        },
+      });
+      // Every way a session ends (logout, the API, a lifetime, the person changed) finishes it here.
+      const finishSessions = sessionEnding({ server, directory, events: ctx.events });
       const issuing = {
         server,
         directory,
@@ -116,14 +131,27 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       return {
-        routes: routes.use(mintRoutes(ctx, mint)),
-        attach: [forgetDeletedPerson, revokePersonGrants(server)],
+        routes: routes
+          .use(mintRoutes(ctx, mint))
+          .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory })),
+        attach: [
+          forgetDeletedPerson,
+          revokePersonGrants(server),
+          ...sessionEndingTriggers(sessions, finishSessions),
+        ],
         workers: [
           sweeper({
             storage,
             clock,
             log: ctx.log.child({ component: 'oauth2-authorize' }),
             intervalMs: 600_000,
+          }),
+          sessionSweeper({
+            storage,
+            sessions,
+            finish: finishSessions,
+            log: ctx.log.child({ component: 'oauth2-authorize' }),
+            intervalMs: 60_000,
           }),
         ],
         sealed: [
