@@ -10,6 +10,8 @@
  *   npx identity-service keys rotate --tokens              new identity-token key; the old one stays published
  *   npx identity-service oauth-client create --org <id> --name <name> [--grant-types a,b] [--scopes a,b]
  *                        [--redirect-uri <uri> ...] [--public]    {"client_id","client_secret",...}
+ *                        [--post-logout-redirect-uri <uri> ...] [--backchannel-logout-uri <uri>]
+ *                        [--backchannel-logout-session-required] [--third-party]
  *   npx identity-service secrets reseal                    seal every value again with the current master key
  *   npx identity-service migrate                           apply pending migrations and exit
  */
@@ -34,6 +36,8 @@ const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <co
   keys rotate --tokens
   oauth-client create --org <organization_id> --name <name> [--grant-types <a,b>] [--scopes <a,b>]
                       [--redirect-uri <uri> ...] [--public]
+                      [--post-logout-redirect-uri <uri> ...] [--backchannel-logout-uri <uri>]
+                      [--backchannel-logout-session-required] [--third-party]
   secrets reseal
   migrate`;
 
@@ -48,23 +52,31 @@ const FLAG_OF: Record<string, string> = {
   'body.scopes': '--scopes',
   'body.redirect_uris': '--redirect-uri',
   'body.public': '--public',
+  'body.post_logout_redirect_uris': '--post-logout-redirect-uri',
+  'body.backchannel_logout_uri': '--backchannel-logout-uri',
+  'body.backchannel_logout_session_required': '--backchannel-logout-session-required',
+  'body.first_party': '--third-party',
 };
+
+/** The flags of oauth-client create. */
+interface ClientFlags {
+  name?: string;
+  'grant-types'?: string;
+  scopes?: string;
+  'redirect-uri'?: string[];
+  public?: boolean;
+  'post-logout-redirect-uri'?: string[];
+  'backchannel-logout-uri'?: string;
+  'backchannel-logout-session-required'?: boolean;
+  /** A third-party app (first_party: false): its users see a consent page. */
+  'third-party'?: boolean;
+}
 
 /** A comma- or space-separated list flag. */
 const listOf = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((s) => s !== '');
 
 /** oauth-client create: the same validation and rules as POST /oauth2/clients, messages naming the flags. */
-async function createOAuthClient(
-  service: Service,
-  orgId: string,
-  flags: {
-    name?: string;
-    'grant-types'?: string;
-    scopes?: string;
-    'redirect-uri'?: string[];
-    public?: boolean;
-  },
-) {
+async function createOAuthClient(service: Service, orgId: string, flags: ClientFlags) {
   const name = flags.name?.trim();
   if (!name) throw new UsageError('--name <name> is required');
   const isPublic = flags.public ?? false;
@@ -82,6 +94,12 @@ async function createOAuthClient(
         grant_types: grantTypes,
         redirect_uris: flags['redirect-uri'] ?? [],
         public: isPublic,
+        post_logout_redirect_uris: flags['post-logout-redirect-uri'] ?? [],
+        ...(flags['backchannel-logout-uri'] !== undefined
+          ? { backchannel_logout_uri: flags['backchannel-logout-uri'] }
+          : {}),
+        backchannel_logout_session_required: flags['backchannel-logout-session-required'] ?? false,
+        first_party: !(flags['third-party'] ?? false),
       },
       'body',
     );
@@ -96,6 +114,10 @@ async function createOAuthClient(
       scopes: row.scopes,
       redirect_uris: row.redirectUris,
       public: row.public,
+      post_logout_redirect_uris: row.postLogoutRedirectUris,
+      ...(row.backchannelLogoutUri !== null ? { backchannel_logout_uri: row.backchannelLogoutUri } : {}),
+      backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
+      first_party: row.firstParty,
     };
   } catch (e) {
     if (!(e instanceof ServiceError) || e.status !== 400) throw e;
@@ -123,15 +145,10 @@ const COMMANDS = new Set([
 async function run(
   service: Service,
   words: string[],
-  flags: {
-    name?: string;
+  flags: ClientFlags & {
     org?: string;
     grace?: string;
     tokens?: boolean;
-    'grant-types'?: string;
-    scopes?: string;
-    'redirect-uri'?: string[];
-    public?: boolean;
   },
 ) {
   const { orgs, signer } = service.ctx;
@@ -218,6 +235,10 @@ async function main(): Promise<number> {
         scopes: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean' },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
+        'backchannel-logout-uri': { type: 'string' },
+        'backchannel-logout-session-required': { type: 'boolean' },
+        'third-party': { type: 'boolean' },
         help: { type: 'boolean' },
       },
       allowPositionals: true,

@@ -78,6 +78,9 @@ describe('the admin CLI', () => {
       scopes: ['read', 'write'],
       redirect_uris: [],
       public: false,
+      post_logout_redirect_uris: [],
+      backchannel_logout_session_required: false,
+      first_party: true,
     });
     const spa = cli(
       'oauth-client',
@@ -91,12 +94,22 @@ describe('the admin CLI', () => {
       'https://app.example/cb',
       '--redirect-uri',
       'http://127.0.0.1:8080/cb',
+      '--post-logout-redirect-uri',
+      'https://app.example/bye',
+      '--backchannel-logout-uri',
+      'https://app.example/logout',
+      '--backchannel-logout-session-required',
+      '--third-party',
     );
     expect(spa.code).toBe(0);
     expect(JSON.parse(spa.out)).toMatchObject({
       grant_types: ['authorization_code'],
       redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:8080/cb'],
       public: true,
+      post_logout_redirect_uris: ['https://app.example/bye'],
+      backchannel_logout_uri: 'https://app.example/logout',
+      backchannel_logout_session_required: true,
+      first_party: false,
     });
     expect(JSON.parse(spa.out).client_secret).toBeUndefined();
     const wrong = cli(
@@ -112,6 +125,18 @@ describe('the admin CLI', () => {
     );
     expect(wrong.code).toBe(2);
     expect(wrong.err).toContain('--redirect-uri[0]: must use https');
+    const fragment = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'x',
+      '--backchannel-logout-uri',
+      'https://app.example/logout#x',
+    );
+    expect(fragment.code).toBe(2);
+    expect(fragment.err).toContain('--backchannel-logout-uri: must not contain a fragment');
   }, 60_000);
 
   it('reseals stored secrets with the current master key and reports the counts', () => {

@@ -30,6 +30,22 @@ describe('the OpenAPI document', () => {
       'scopes',
       'grant_types',
     ]);
+    // The sign-in session and logout members, described in the create and PATCH bodies and the answers.
+    const logoutMembers = [
+      'post_logout_redirect_uris',
+      'backchannel_logout_uri',
+      'backchannel_logout_session_required',
+      'first_party',
+    ];
+    const one = paths['/oauth2/clients/{oauth_client_id}'];
+    for (const schema of [
+      create.requestBody.content['application/json'].schema,
+      one.patch.requestBody.content['application/json'].schema,
+      create.responses['201'].content['application/json'].schema.properties.result,
+      one.get.responses['200'].content['application/json'].schema.properties.result,
+    ])
+      for (const member of logoutMembers)
+        expect(schema.properties[member]?.description, member).toEqual(expect.any(String));
     const token = paths['/oauth2/tokens'].post;
     const form = token.requestBody.content['application/x-www-form-urlencoded'].schema;
     expect(form.required).toEqual(['grant_type']);
