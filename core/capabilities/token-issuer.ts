@@ -80,6 +80,25 @@ export interface TokenRevocation {
   reason: 'logout' | 'api';
 }
 
+/**
+ * An OpenID Connect ID token of this deployment, as a logout request's `id_token_hint` gives it: signed
+ * by the token keys, of this issuer, for a client. Possibly expired (RP-Initiated Logout 1.0 takes
+ * those).
+ */
+export interface VerifiedIdToken {
+  /** Its `oid`. */
+  orgId: string;
+  /** Its `aud`: the client it was issued to. */
+  clientId: string;
+  /** Its `sub`. */
+  personId: string;
+  /** Its `sid`: the sign-in session it came from, when it names one. */
+  sessionId?: string;
+  /** Its `iat` and `exp`, seconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
 export interface TokenIssuer {
   /**
@@ -108,6 +127,13 @@ export interface TokenIssuer {
    * call revoked it, false when it already was (of two racing calls, one gets true).
    */
   revoke(revocation: TokenRevocation, options?: { tx?: Transaction }): Promise<boolean>;
+  /**
+   * The claims of an ID token this deployment issued (signature with the token keys, `iss`, typ JWT, an
+   * `aud` that is a client and not an organization), expired or not; undefined for anything else: an
+   * identity token, an access token, a logout token, another issuer's, a forgery. Whether the client
+   * still exists is the caller's to check.
+   */
+  verifyIdToken(token: string): Promise<VerifiedIdToken | undefined>;
 }
 
 /** Provided by the tokens plugin. */
