@@ -9,10 +9,12 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
+import { endSessionRoutes } from './end-session/routes.ts';
 import { createLogin } from './login/login.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
 import { sessionApiRoutes } from './sessions/api-routes.ts';
+import { sessionCookies } from './sessions/cookie.ts';
 import { sessionEnding } from './sessions/end.ts';
 import { createSessionStore } from './sessions/store.ts';
 import { sessionSweeper } from './sessions/sweeper.ts';
@@ -133,7 +135,20 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       return {
         routes: routes
           .use(mintRoutes(ctx, mint))
-          .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory })),
+          .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory }))
+          .use(
+            endSessionRoutes({
+              server,
+              issuer,
+              sessions,
+              finish: finishSessions,
+              storage,
+              cookies: sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS }),
+              readContext: requestContextReader(ctx.headers),
+              baseUrl,
+              style: await pageStyleSource(),
+            }),
+          ),
         attach: [
           forgetDeletedPerson,
           revokePersonGrants(server),
