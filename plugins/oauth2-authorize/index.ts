@@ -11,6 +11,7 @@ import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/inde
 import { authorizeRoutes } from './authorize/routes.ts';
 import { endSessionRoutes } from './end-session/routes.ts';
 import { createLogin } from './login/login.ts';
+import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
 import { sessionApiRoutes } from './sessions/api-routes.ts';
@@ -32,6 +33,8 @@ import { createRefreshTokenStore } from './tokens/refresh-token-store.ts';
 import { createUserInfo } from './tokens/userinfo.ts';
 
 export { AuthorizeErrors } from './errors.ts';
+export { type BackchannelLogout, createBackchannelLogout } from './logout/backchannel-logout.ts';
+export { BACKCHANNEL_LOGOUT_TOPIC, type LogoutNotice } from './logout/backchannel-notice.ts';
 
 export type { OAuth2AuthorizeOptions };
 
@@ -42,7 +45,8 @@ const DEFAULT_REFRESH_LIFETIME = 864_000;
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
- * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key). Requires oauth2Server
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), and
+ * the durable delivery of back-channel logout tokens (logout/backchannel-logout.ts). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
@@ -71,6 +75,16 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const families = createFamilyStore({ storage, clock });
       const codes = createCodeStore({ storage, clock, secrets: ctx.secrets });
       const revokeFamily = createFamilyRevoker({ server, storage, clock });
+      const log = ctx.log.child({ component: 'oauth2-authorize' });
+      // Logout tokens to the clients of an ended sign-in session: `backchannel.send(notices, { tx })`.
+      const backchannel = createBackchannelLogout({
+        bus: ctx.bus,
+        delivery: ctx.delivery,
+        clock,
+        log,
+        issuer,
+        metrics: ctx.metrics,
+      });
       const sessions = createSessionStore({
         storage,
         clock,
@@ -80,7 +94,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         },
       });
       // Every way a session ends (logout, the API, a lifetime, the person changed) finishes it here.
-      const finishSessions = sessionEnding({ server, directory, events: ctx.events });
+      const finishSessions = sessionEnding({ server, directory, events: ctx.events, backchannel });
       const issuing = {
         server,
         directory,
@@ -155,19 +169,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           ...sessionEndingTriggers(sessions, finishSessions),
         ],
         workers: [
-          sweeper({
-            storage,
-            clock,
-            log: ctx.log.child({ component: 'oauth2-authorize' }),
-            intervalMs: 600_000,
-          }),
-          sessionSweeper({
-            storage,
-            sessions,
-            finish: finishSessions,
-            log: ctx.log.child({ component: 'oauth2-authorize' }),
-            intervalMs: 60_000,
-          }),
+          sweeper({ storage, clock, log, intervalMs: 600_000 }),
+          sessionSweeper({ storage, sessions, finish: finishSessions, log, intervalMs: 60_000 }),
+          backchannel.worker,
         ],
         sealed: [
           {

@@ -3,28 +3,16 @@ import type { PersonDirectory } from '../../../core/capabilities/person-director
 import type { EventPublisher } from '../../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Transaction } from '../../../core/ports/storage.ts';
+import type { BackchannelLogout } from '../logout/backchannel-logout.ts';
+import type { LogoutNotice } from '../logout/backchannel-notice.ts';
 import type { EndedSession } from './store.ts';
-
-/** One back-channel logout token to send: a client of an ended session, at its backchannel_logout_uri. */
-export interface LogoutNotice {
-  orgId: string;
-  clientId: string;
-  uri: string;
-  personId: string;
-  sessionId: string;
-}
-
-/** Where logout notices leave (the back-channel logout's durable sender). */
-export interface LogoutNoticeSender {
-  send(notices: LogoutNotice[], options?: { tx?: Transaction }): Promise<void>;
-}
 
 export interface SessionEndingDeps {
   server: Pick<OAuth2Server, 'client'>;
   directory: Pick<PersonDirectory, 'get'>;
   events: Pick<EventPublisher, 'publish'>;
   /** Absent: no back-channel logout in this deployment, and no notice is sent. */
-  backchannel?: LogoutNoticeSender | undefined;
+  backchannel?: Pick<BackchannelLogout, 'send'> | undefined;
 }
 
 /** How a session ended, for its event: the browser's request when it asked, else nobody's. */
