@@ -17,6 +17,7 @@ import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.
 import { sessionApiRoutes } from './sessions/api-routes.ts';
 import { sessionCookies } from './sessions/cookie.ts';
 import { sessionEnding } from './sessions/end.ts';
+import { sessionEndedRelay } from './sessions/ended-relay.ts';
 import { createSessionStore } from './sessions/store.ts';
 import { sessionSweeper } from './sessions/sweeper.ts';
 import { sessionEndingTriggers } from './sessions/triggers.ts';
@@ -94,7 +95,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         },
       });
       // Every way a session ends (logout, the API, a lifetime, the person changed) finishes it here.
-      const finishSessions = sessionEnding({ server, directory, events: ctx.events, backchannel });
+      const finishSessions = sessionEnding({ directory, events: ctx.events, bus: ctx.bus });
       const issuing = {
         server,
         directory,
@@ -172,6 +173,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           sweeper({ storage, clock, log, intervalMs: 600_000 }),
           sessionSweeper({ storage, sessions, finish: finishSessions, log, intervalMs: 60_000 }),
           backchannel.worker,
+          sessionEndedRelay({ bus: ctx.bus, server, backchannel, log }),
         ],
         sealed: [
           {

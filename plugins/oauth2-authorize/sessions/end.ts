@@ -1,23 +1,24 @@
-import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
+import type { EventBus } from '../../../core/ports/event-bus.ts';
 import type { Transaction } from '../../../core/ports/storage.ts';
-import type { BackchannelLogout } from '../logout/backchannel-logout.ts';
-import type { LogoutNotice } from '../logout/backchannel-notice.ts';
+import { endedSessionMessage, SESSION_ENDED_TOPIC } from './ended-relay.ts';
 import type { EndedSession } from './store.ts';
 
 export interface SessionEndingDeps {
-  server: Pick<OAuth2Server, 'client'>;
   directory: Pick<PersonDirectory, 'get'>;
   events: Pick<EventPublisher, 'publish'>;
-  /** Absent: no back-channel logout in this deployment, and no notice is sent. */
-  backchannel?: Pick<BackchannelLogout, 'send'> | undefined;
+  /**
+   * Where ended sessions with clients are queued for their back-channel logout notices (the relay
+   * turns them into notices); absent: no back-channel logout, as in tests of the endings alone.
+   */
+  bus?: Pick<EventBus, 'publish'> | undefined;
 }
 
-/** How a session ended, for its event: the browser's request when it asked, else nobody's. */
+/** How a session ended, for its event. */
 export interface EndingContext {
-  /** With `tx`, the events and notices commit with the deletion, or not at all. */
+  /** With `tx`, the events and the notices' message commit with the deletion, or not at all. */
   tx?: Transaction | undefined;
   /**
    * The request that ended it: a logout from the browser (its browser metadata too), an API call (its
@@ -29,41 +30,24 @@ export interface EndingContext {
 /**
  * What follows the end of sign-in sessions, however they ended (a logout, the sessions API, a
  * lifetime, the person disabled, deleted or reset): PersonLoggedOut_v1 for each session whose person
- * still exists, and a back-channel logout notice for each client a session served that takes them.
- * Give it what the store's `end`, `endAll` or `endExpired` answered, in their transaction when there
- * was one.
+ * still exists, and, for a session that served clients, a message on the bus from which the relay
+ * sends a back-channel logout notice to each of them that takes one. Both in `tx` when given: nothing
+ * here reads outside it (a client is looked up by the relay, after the commit), so it may run inside
+ * another plugin's transaction (a hook) on PGlite's single connection too.
  *
  * @example
- * const finish = sessionEnding({ server, directory, events: ctx.events, backchannel });
+ * const finish = sessionEnding({ directory, events: ctx.events, bus: ctx.bus });
  * await storage.transaction(async (tx) => finish(await sessions.endAll(orgId, personId, tx), { tx }));
  */
 export function sessionEnding(deps: SessionEndingDeps) {
-  const { server, directory, events, backchannel } = deps;
-
-  async function noticesOf(session: EndedSession): Promise<LogoutNotice[]> {
-    const notices: LogoutNotice[] = [];
-    for (const clientId of new Set(session.clients)) {
-      const client = await server.client(clientId);
-      // A client deleted since, or (never expected) of another organization, is told nothing.
-      if (!client || client.orgId !== session.orgId || !client.backchannelLogoutUri) continue;
-      notices.push({
-        orgId: session.orgId,
-        clientId,
-        uri: client.backchannelLogoutUri,
-        personId: session.personId,
-        sessionId: session.sessionId,
-      });
-    }
-    return notices;
-  }
+  const { directory, events, bus } = deps;
 
   return async function finish(ended: readonly EndedSession[], o: EndingContext = {}): Promise<void> {
     if (!ended.length) return;
     const tx = o.tx ? { tx: o.tx } : undefined;
-    const notices: LogoutNotice[] = [];
     for (const session of ended) {
       const person = await directory.get(session.orgId, session.personId, tx);
-      // A person deleted already has no region to report: the notices still go.
+      // A person deleted already has no region to report: the clients are still told.
       if (person)
         await events.publish(
           session.orgId,
@@ -83,9 +67,9 @@ export function sessionEnding(deps: SessionEndingDeps) {
           },
           tx,
         );
-      if (backchannel) notices.push(...(await noticesOf(session)));
     }
-    if (backchannel && notices.length) await backchannel.send(notices, tx);
+    const served = ended.filter((s) => s.clients.length > 0);
+    if (bus && served.length) await bus.publish(SESSION_ENDED_TOPIC, served.map(endedSessionMessage), tx);
   };
 }
 

@@ -1,4 +1,3 @@
-import { oauth2Server } from '../../../core/capabilities/oauth2-server.ts';
 import { personDirectory } from '../../../core/capabilities/person-directory.ts';
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
@@ -17,14 +16,13 @@ export const LIFETIMES = { idleMs: 259_200_000, absoluteMs: 1_209_600_000 };
 export function sessionMaker(s: AuthorizeService, clock: Clock) {
   const store = createSessionStore({ storage: s.service.ctx.storage, clock, lifetimes: LIFETIMES });
   const cookies = sessionCookies({ baseUrl: s.url, maxAgeSeconds: LIFETIMES.absoluteMs / 1000 });
-  const server = s.service.ctx.capability(oauth2Server);
   const directory = s.service.ctx.capability(personDirectory);
-  if (!server || !directory) throw new Error('the service runs no oauth2 or persons plugin');
+  if (!directory) throw new Error('the service runs no persons plugin');
   return {
     store,
     cookies,
     /** What ending sessions does in the plugin: the events (no back-channel sender here). */
-    finish: sessionEnding({ server, directory, events: s.service.ctx.events }),
+    finish: sessionEnding({ directory, events: s.service.ctx.events }),
     /** A session of the person (of the test organization unless `orgId`), having served `clients`. */
     async start(
       personId: string,
