@@ -170,6 +170,8 @@ export interface AccessTokenClaims {
   iat: number;
   exp: number;
   auth_time?: number;
+  /** Members the OIDC `claims` parameter asked for at userinfo, beyond the scope's. */
+  userinfo_claims?: string[];
 }
 
 /** A signed access token. */

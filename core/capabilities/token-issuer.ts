@@ -24,7 +24,19 @@ export interface IssueRequest {
    * An OpenID Connect ID token (issuer `oauth2`): `aud` and `azp` are the client, with `nonce` and
    * `auth_time` (seconds since the epoch) as the authentication request gave them.
    */
-  idToken?: { clientId: string; nonce?: string; authTime: number };
+  idToken?: {
+    clientId: string;
+    nonce?: string;
+    authTime: number;
+    /** The sign-in session (`sid`, OpenID Connect Front- and Back-Channel Logout). */
+    sessionId?: string;
+    /** RFC 8176 values of the factors used (`amr`). */
+    amr?: string[];
+    /** The authentication context class met, when one was asked for (`acr`). */
+    acr?: string;
+    /** Members of the person the `claims` parameter asked for in the ID token (email, ...). */
+    claims?: Record<string, JsonValue>;
+  };
   /**
    * Runs beforeTokenIssued for its decision only, for an authentication whose caller hands out no
    * identity token (an OAuth login without `openid`): nothing is signed (`token` is empty), no

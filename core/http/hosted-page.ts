@@ -23,6 +23,8 @@ export function pageStyleSource(): Promise<string> {
 export interface PageSources {
   styles?: readonly string[];
   images?: readonly string[];
+  /** Hashes of inline scripts (the form_post answer's one line that submits its form). */
+  scripts?: readonly string[];
 }
 
 /**
@@ -43,6 +45,7 @@ export function pageHeaders(
   const csp = [
     "default-src 'none'",
     ['style-src', style, ...(more.styles ?? [])].join(' '),
+    ...(more.scripts?.length ? [['script-src', ...more.scripts].join(' ')] : []),
     images.length ? `img-src ${images.join(' ')}` : "img-src 'none'",
     `form-action 'self' ${formTargets.join(' ')}`.trim(),
     "frame-ancestors 'none'",

@@ -56,6 +56,7 @@ export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'c_hash',
   'acr',
   'amr',
+  'sid',
 ]);
 
 /**

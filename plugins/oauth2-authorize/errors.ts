@@ -67,6 +67,18 @@ export const AuthorizeErrors = defineErrors({
   INVALID_LOGOUT_REQUEST: { status: 400, message: detail },
   /** Logout: the confirmation did not come from the page this browser was shown (CSRF). */
   LOGOUT_FORBIDDEN: { status: 403, message: detail },
+  /** OAuth 2.0 consents API: a path parameter breaks its rule; the message names which. */
+  INVALID_CONSENT_REQUEST: { status: 400, message: detail },
+  /** OAuth 2.0 consents API: no person of that ID in this organization (another organization's included). */
+  CONSENT_PERSON_NOT_FOUND: {
+    status: 404,
+    message: (personId: string) => `person_id: no person ${shown(personId)} in this organization`,
+  },
+  /** OAuth 2.0 consents API: the person has given the client no consent (or revoked it already). */
+  CONSENT_NOT_FOUND: {
+    status: 404,
+    message: (clientId: string) => `client_id: the person has no consent for the client ${shown(clientId)}`,
+  },
 });
 
 export type AuthorizeErrorCode = ErrorCodeOf<typeof AuthorizeErrors>;

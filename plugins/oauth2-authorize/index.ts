@@ -2,14 +2,21 @@ import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
+import { signInCompletion } from '../../core/capabilities/sign-in-completion.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { checkSecondFactor } from '../../core/factors/second-factor.ts';
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
+import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
+import { oauth2ConsentRoutes } from './consent/routes.ts';
+import { createConsentStep } from './consent/step.ts';
+import { createOAuth2ConsentStore } from './consent/store.ts';
 import { endSessionRoutes } from './end-session/routes.ts';
+import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
 import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
@@ -46,7 +53,8 @@ const DEFAULT_REFRESH_LIFETIME = 864_000;
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
- * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), and
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), a
+ * person's consents to third-party clients (GET, DELETE /persons/{id}/oauth2-consents[/{client_id}]), and
  * the durable delivery of back-channel logout tokens (logout/backchannel-logout.ts). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
@@ -118,6 +126,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         }),
       );
 
+      const consents = createOAuth2ConsentStore({ storage, clock });
+      const logins = createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 });
+      const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
       const routes = authorizeRoutes({
         server,
@@ -126,12 +137,22 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           authenticator,
           issuer,
           directory,
-          logins: createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 }),
+          logins,
           codes,
           events: ctx.events,
           clock,
           baseUrl,
           sso: () => ctx.capability(hostedLoginSso),
+          sessions,
+          cookies,
+          ended: (ended, rc) => finishSessions(ended, rc ? { request: rc } : {}),
+          consent: createConsentStep({ consents, logins, baseUrl }),
+          consents,
+          secondStep: {
+            completion: () => ctx.capability(signInCompletion),
+            check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
+          },
+          formPostScript: await formPostScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
@@ -145,11 +166,19 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         baseUrl,
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
+        sessionCookies: cookies,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
+      const consentRoutes = oauth2ConsentRoutes(ctx, {
+        consents,
+        revoke: createOAuth2ConsentRevoker({ storage, clock, server, consents }),
+        directory,
+        server,
+      });
       return {
         routes: routes
           .use(mintRoutes(ctx, mint))
+          .use(consentRoutes)
           .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory }))
           .use(
             endSessionRoutes({
@@ -158,7 +187,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
               sessions,
               finish: finishSessions,
               storage,
-              cookies: sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS }),
+              cookies,
               readContext: requestContextReader(ctx.headers),
               baseUrl,
               style: await pageStyleSource(),

@@ -31,11 +31,18 @@ export const oauth2AuthorizeLogins = pgTable(
     claims: text('claims'),
     /** `acr_values`, space-delimited; null when none was sent. */
     acrValues: text('acr_values'),
+    /** `prompt`, space-delimited as checked; null when none was sent. */
+    prompt: text('prompt'),
     /**
      * The session this login signed in (or found) while a consent page waits: the consent's answer must
      * come with that session's cookie.
      */
     sessionId: uuid('session_id'),
+    /**
+     * A sign-in waiting for its second factor: JSON `{personId, factors, idp?}` of the first factor that
+     * succeeded; null for a login that has not signed anyone in yet.
+     */
+    pending: text('pending'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     usedAt: bigint('used_at', { mode: 'number' }),
@@ -187,4 +194,25 @@ export const oauth2AuthorizeSessionClients = pgTable(
     lastAt: bigint('last_at', { mode: 'number' }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.clientId] })],
+);
+
+/**
+ * What a person allowed a third-party client (first_party false) on the consent page: the scopes it may
+ * be granted without asking again. Granting more adds to them; revoking deletes the row (and the
+ * person's grants to the client). Not the GDPR consents of the consents plugin.
+ */
+export const oauth2AuthorizeConsents = pgTable(
+  'oauth2_authorize_consents',
+  {
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    clientId: text('client_id').notNull(),
+    /** Space-delimited, sorted, without repeats. */
+    scopes: text('scopes').notNull(),
+    /** Milliseconds since the epoch: the first consent. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** Milliseconds since the epoch: the last consent that added scopes (or the first). */
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.personId, t.clientId] })],
 );

@@ -122,6 +122,75 @@ export const loginDoc: DocumentDecoration = {
   security: [],
 };
 
+/** OpenAPI of POST /oauth2/authorize/second-factor: the second step of a sign-in. */
+export const secondFactorDoc: DocumentDecoration = {
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: {
+          type: 'object',
+          required: ['csrf_token', 'method', 'code'],
+          properties: {
+            csrf_token: {
+              type: 'string',
+              description: 'From the page: names the sign-in waiting for its second factor',
+            },
+            method: { type: 'string', enum: ['totp'] },
+            code: { type: 'string', maxLength: 64, description: 'A TOTP code, or a recovery code' },
+          },
+        },
+      },
+    },
+  },
+  operationId: 'PostOauth2AuthorizeSecondFactor',
+  summary: 'The second step of the hosted login',
+  description:
+    "Posted by the page the hosted login shows after a first factor when the organization's authentication policy asks for a second (`second_factor` required, or optional for a person who enrolled one): `csrf_token`, `method` and `code`. A wrong code answers the page again (401; 429 with Retry-After past the factor's limits) and emits AuthenticationFailed_v1 with the method; a right one starts the session with both factors (`amr` then ends in `mfa`) and redirects (303) to the client with `code`, `state` and `iss`.",
+  responses: {
+    303: { description: 'Back to the client with the code, or an error' },
+    400: { description: 'An HTML error page: the sign-in expired, was completed, or the form is malformed' },
+    401: { description: 'The page again: the code is not right' },
+    403: { description: 'An HTML error page: the form did not come from the browser that signed in' },
+    429: { description: 'The page again: too many attempts' },
+  },
+  tags: TAGS,
+  security: [],
+};
+
+/** OpenAPI of POST /oauth2/authorize/consent: the person's answer on the consent page. */
+export const consentDoc: DocumentDecoration = {
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: {
+          type: 'object',
+          required: ['csrf_token', 'decision'],
+          properties: {
+            csrf_token: {
+              type: 'string',
+              description: 'From the page: names the request, bound to the session',
+            },
+            decision: { type: 'string', enum: ['allow', 'deny'] },
+          },
+        },
+      },
+    },
+  },
+  operationId: 'PostOauth2AuthorizeConsent',
+  summary: 'The consent page',
+  description:
+    'Posted by the consent page a third-party client (first_party false) shows, or any client asked with prompt=consent: `csrf_token` and `decision`. It must come from the browser holding the sign-in session the page was shown in. `allow` remembers the scopes for the person and client (GET /persons/{person_id}/oauth2-consents lists them) and redirects (303) to the client with `code`, `state` and `iss` (or posts them, for response_mode=form_post); `deny` redirects with `error=access_denied`.',
+  responses: {
+    303: { description: 'Back to the client with the code, or access_denied' },
+    400: { description: 'An HTML error page: the request expired, was answered, or the form is malformed' },
+    403: { description: "An HTML error page: not the browser of the page's sign-in session" },
+  },
+  tags: TAGS,
+  security: [],
+};
+
 /** OpenAPI of POST /oauth2/authorize/sso: a single sign-on button of the hosted login. */
 export const ssoDoc: DocumentDecoration = {
   requestBody: {

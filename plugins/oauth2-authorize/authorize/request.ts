@@ -2,9 +2,10 @@ import type { OAuth2Server, OAuthClient, OAuthErrorCode } from '../../../core/ca
 import { ONE_RESOURCE, resourceRefusal } from '../../../core/tokens/audience.ts';
 import { parseScope } from '../../oauth2/grants/index.ts';
 import { AuthorizeErrors } from '../errors.ts';
+import { checkOidcParams, type OidcParams } from './oidc-params.ts';
 
 /** An authorization request that passed every check: the login may begin. */
-export interface AuthorizeRequest {
+export interface AuthorizeRequest extends OidcParams {
   client: OAuthClient;
   redirectUri: string;
   scope: string[];
@@ -25,6 +26,8 @@ export interface RedirectedError {
   error: OAuthErrorCode;
   description: string;
   state: string | undefined;
+  /** How the answer goes back: `query` unless the request asked for form_post. */
+  responseMode: 'query' | 'form_post';
 }
 
 export type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; refusal: RedirectedError };
@@ -67,9 +70,11 @@ export async function checkAuthorizeRequest(
   // From here on the redirect URI is trusted: refusals go back to the client.
   const rawState = params.getAll('state');
   const state = rawState.length === 1 && rawState[0]!.length <= MAX.state ? rawState[0] : undefined;
+  // Refusals go back the way the request asked for, when it asked for one this service answers.
+  const responseMode = params.getAll('response_mode').join() === 'form_post' ? 'form_post' : 'query';
   const refuse = (error: OAuthErrorCode, description: string): Checked => ({
     ok: false,
-    refusal: { redirectUri, error, description, state },
+    refusal: { redirectUri, error, description, state, responseMode },
   });
   for (const name of new Set(params.keys()))
     if (params.getAll(name).length > 1)
@@ -94,9 +99,8 @@ export async function checkAuthorizeRequest(
       'unsupported_response_type',
       'response_type must be code (the only one this service supports)',
     );
-  const responseMode = params.get('response_mode');
-  if (responseMode !== null && responseMode !== 'query')
-    return refuse('invalid_request', 'response_mode must be query (the only one this service supports)');
+  const oidc = checkOidcParams(params);
+  if (!oidc.ok) return refuse(oidc.error, oidc.description);
 
   const scopeParam = params.get('scope');
   if (scopeParam === null || scopeParam.trim() === '') return refuse('invalid_request', 'scope is required');
@@ -138,13 +142,6 @@ export async function checkAuthorizeRequest(
   const nonce = params.get('nonce') ?? undefined;
   if (nonce !== undefined && (nonce.length === 0 || nonce.length > MAX.nonce))
     return refuse('invalid_request', `nonce must be 1 to ${MAX.nonce} characters`);
-  const prompt = params.get('prompt')?.split(' ') ?? [];
-  // No session outlives a login here: a request that forbids the login page cannot be met.
-  // OpenID Connect Core §3.1.2.1: none with any other value is an error of the request itself.
-  if (prompt.includes('none') && prompt.length > 1)
-    return refuse('invalid_request', 'prompt: none may not be combined with other values');
-  if (prompt.includes('none'))
-    return refuse('login_required', 'prompt=none: this service keeps no sign-in session');
   const hint = params.get('login_hint') ?? undefined;
   const idp = params.get('idp') ?? undefined;
   if (idp !== undefined && (idp.length === 0 || idp.length > MAX.idp))
@@ -153,6 +150,7 @@ export async function checkAuthorizeRequest(
   return {
     ok: true,
     request: {
+      ...oidc.params,
       client,
       redirectUri,
       scope,

@@ -13,12 +13,15 @@ import { AuthorizeErrors } from '../errors.ts';
 import type { LoginAnswer } from '../login/answer.ts';
 import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
+import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
 import type { createUserInfo } from '../tokens/userinfo.ts';
 import {
+  consentDoc,
   getAuthorizeDoc,
   loginDoc,
   postAuthorizeDoc,
+  secondFactorDoc,
   ssoCallbackDoc,
   ssoCallbackPostedDoc,
   ssoDoc,
@@ -38,12 +41,24 @@ export interface AuthorizeRouteDeps {
   style: string;
   /** Seconds the browser cookie lives: the login's lifetime. */
   cookieMaxAge: number;
+  /** The organizations' sign-in session cookies. */
+  sessionCookies: SessionCookies;
 }
 
-const redirect = (status: 302 | 303, location: string, extra: Record<string, string> = {}) =>
+/** Headers from records, each `set-cookie` its own header line (a browser and a session cookie). */
+function headersOf(...records: (Record<string, string> | undefined)[]): Headers {
+  const headers = new Headers();
+  for (const record of records)
+    for (const [name, value] of Object.entries(record ?? {}))
+      if (name.toLowerCase() === 'set-cookie') headers.append(name, value);
+      else headers.set(name, value);
+  return headers;
+}
+
+const redirect = (status: 302 | 303, location: string, ...extra: (Record<string, string> | undefined)[]) =>
   new Response(null, {
     status,
-    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...extra },
+    headers: headersOf({ location, 'cache-control': 'no-store', pragma: 'no-cache' }, ...extra),
   });
 
 /** The credential a callback's path names (core/sso/redirect-uris.ts). */
@@ -80,6 +95,8 @@ async function readForm(request: Request, what: string): Promise<URLSearchParams
 
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
+const CONSENT_FIELDS = ['csrf_token', 'decision'] as const;
+const SECOND_FIELDS = ['csrf_token', 'method', 'code'] as const;
 
 function singleField(body: URLSearchParams, name: string): string {
   const all = body.getAll(name);
@@ -107,8 +124,12 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     formTargets: string[] = [],
     extra: Record<string, string> = {},
     sources: PageSources = {},
+    more: Record<string, string> = {},
   ) =>
-    new Response(html, { status, headers: { ...pageHeaders(deps.style, formTargets, sources), ...extra } });
+    new Response(html, {
+      status,
+      headers: headersOf(pageHeaders(deps.style, formTargets, sources), extra, more),
+    });
   const errorAnswer = (error: unknown) => {
     if (!(error instanceof ServiceError)) throw error;
     return page(error.status, errorPage(error.message), [], error.headers ?? {});
@@ -122,8 +143,8 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   };
   const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
-      ? redirect(303, answer.location, extra)
-      : page(answer.status, answer.html, answer.formTargets, { ...answer.headers, ...extra }, answer.sources);
+      ? redirect(303, answer.location, answer.headers, extra)
+      : page(answer.status, answer.html, answer.formTargets, answer.headers, answer.sources, extra);
 
   /**
    * GET and POST /oauth2/authorize: the same checks on the parameters, the query's or the form's. No
@@ -140,9 +161,13 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
       }
       const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
-      if (!checked.ok) return redirect(302, deps.login.refusal(checked.refusal));
+      if (!checked.ok) {
+        const refusal = deps.login.refusal(checked.refusal);
+        return refusal.kind === 'redirect' ? redirect(302, refusal.location) : render(refusal);
+      }
       const browser = browserCookie.take(request);
-      const answer = await deps.login.open(checked.request, browser.value);
+      const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
+      const answer = await deps.login.open(checked.request, browser.value, session, rc);
       return render(answer, { 'set-cookie': browser.setCookie });
     } catch (error) {
       return errorAnswer(error);
@@ -186,6 +211,49 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         }
       },
       { parse: 'none', detail: loginDoc },
+    )
+    .post(
+      '/oauth2/authorize/second-factor',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', method: '', code: '' };
+          for (const name of SECOND_FIELDS) form[name] = singleField(body, name);
+          if (form.code.length > 64 || form.method.length > 32)
+            throw AuthorizeErrors.INVALID_FORM('method must be at most 32 and code at most 64 characters');
+          const sent = browserCookie.sent(request);
+          const answer = await deps.login.secondFactor(
+            { csrfToken: form.csrf_token, method: form.method, code: form.code },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: secondFactorDoc },
+    )
+    .post(
+      '/oauth2/authorize/consent',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', decision: '' };
+          for (const name of CONSENT_FIELDS) form[name] = singleField(body, name);
+          if (form.decision !== 'allow' && form.decision !== 'deny')
+            throw AuthorizeErrors.INVALID_FORM('decision must be allow or deny');
+          const answer = await deps.login.consentAnswer(
+            { csrfToken: form.csrf_token, decision: form.decision },
+            (orgId) => deps.sessionCookies.sent(request, orgId),
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: consentDoc },
     )
     .post(
       '/oauth2/authorize/sso',

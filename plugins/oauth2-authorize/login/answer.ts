@@ -3,6 +3,7 @@ import type { SsoChoice } from '../../../core/capabilities/sso-authenticator.ts'
 import type { PageSources } from '../../../core/http/hosted-page.ts';
 import { redirectTo } from '../authorize/request.ts';
 import type { PendingLogin } from '../store/logins.ts';
+import { formPostPage } from './form-post.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
 import { headOf, lookOf } from './page-look.ts';
 
@@ -18,8 +19,13 @@ export interface LoginPage {
   headers?: Record<string, string>;
 }
 
-/** What the login answers: a page or a redirect to the client. */
-export type LoginAnswer = LoginPage | { kind: 'redirect'; location: string };
+/** What the login answers: a page or a redirect (with headers such as the session's cookie). */
+export type LoginAnswer =
+  | LoginPage
+  | { kind: 'redirect'; location: string; headers?: Record<string, string> };
+
+/** Where and how an answer goes back to the client. */
+export type AnswerTarget = Pick<PendingLogin, 'redirectUri' | 'responseMode'>;
 
 /** The origin a redirect URI sends the browser to, for the page's form-action. */
 const originOf = (uri: string) => new URL(uri).origin;
@@ -33,6 +39,8 @@ export function createLoginAnswers(deps: {
   baseUrl: string;
   /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
   sso: () => HostedLoginSso | undefined;
+  /** The CSP source of the form_post page's script (formPostScriptSource()). */
+  formPostScript: string;
 }) {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
@@ -65,11 +73,22 @@ export function createLoginAnswers(deps: {
     };
   };
 
-  /** The redirect that answers the client: the code, or an error (RFC 6749 §4.1.2, RFC 9207 iss). */
-  const answer = (redirectUri: string, params: Record<string, string | undefined>): LoginAnswer => ({
-    kind: 'redirect',
-    location: redirectTo(redirectUri, { ...params, iss: deps.baseUrl }),
-  });
+  /**
+   * The answer to the client: the code, or an error (RFC 6749 §4.1.2, RFC 9207 iss), in the query of a
+   * redirect or, for response_mode=form_post, posted by an auto-submitting page.
+   */
+  const answer = (to: AnswerTarget, params: Record<string, string | undefined>): LoginAnswer => {
+    const all = { ...params, iss: deps.baseUrl };
+    if (to.responseMode !== 'form_post')
+      return { kind: 'redirect', location: redirectTo(to.redirectUri, all) };
+    return {
+      kind: 'page',
+      status: 200,
+      html: formPostPage(to.redirectUri, all),
+      formTargets: [originOf(to.redirectUri)],
+      sources: { scripts: [deps.formPostScript] },
+    };
+  };
 
   return { choicesOf, page, answer };
 }

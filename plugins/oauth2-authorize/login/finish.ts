@@ -11,16 +11,20 @@ import type { EventPublisher } from '../../../core/events/types.ts';
 import { analyticsMetadata, type RequestContext } from '../../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import { acrOf, acrSatisfies, amrOf } from '../../../core/tokens/authentication-context.ts';
 import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
 import { stillAllowedScope } from '../../oauth2/grants/index.ts';
+import type { SessionFactor } from '../sessions/store.ts';
 import type { CodeStore } from '../store/codes.ts';
 import type { PendingLogin } from '../store/logins.ts';
-import type { LoginAnswer } from './answer.ts';
+import { claimsAsked, personClaims } from '../tokens/person-claims.ts';
+import type { AnswerTarget, LoginAnswer } from './answer.ts';
 
 /** Who signed in, by which factor, for the ID token, the events and the code. */
 export interface SignedIn {
   personId: string;
-  method: 'password' | 'oidc';
+  /** The factor (the reference's FactorMethod): `password`, `oidc`, a second factor's. */
+  method: string;
   authentication: TokenAuthentication;
   /** The SSO provider's id, named in the ID token's `idp` claim. */
   idp?: string;
@@ -36,10 +40,28 @@ export interface SignedIn {
 /** Who signed in, a person stored already: what `linkStored` answers. */
 export type StoredSignedIn = Omit<SignedIn, 'prospective' | 'linkStored'>;
 
+/** The sign-in session an ID token is minted in: its `sid`, the factors used and when. */
+export interface SessionGrant {
+  sessionId: string;
+  factors: SessionFactor[];
+  /** Seconds since the epoch. */
+  authTime: number;
+}
+
 /** A login's ID token, and whom it was issued for (a raced first sign-in's: the person stored), or why not. */
 export type Minted =
   | { ok: true; who: SignedIn; idToken: string; authTime: number; person?: PersonRecord }
   | { ok: false; message: string };
+
+/** The `acr` an ID token carries: asked for by acr_values or the claims parameter, else none. */
+function acrClaim(login: Pick<PendingLogin, 'acrValues' | 'claims'>, methods: string[]): string | undefined {
+  const asked = login.claims?.id_token?.acr;
+  if (!login.acrValues && asked === undefined) return undefined;
+  const met = acrOf(methods);
+  const wanted = login.acrValues ?? asked?.values ?? (asked?.value ? [asked.value] : []);
+  // The first value asked for that the sign-in meets; else the one it met (acr is voluntary here).
+  return wanted.find((w) => acrSatisfies(met, w)) ?? met;
+}
 
 /** What finishing a login uses: the issuer of its ID token, its events, its code and its redirect. */
 export interface LoginFinishDeps {
@@ -49,7 +71,7 @@ export interface LoginFinishDeps {
   events: EventPublisher;
   clock: Clock;
   /** The redirect that answers the client. */
-  answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer;
+  answer: (to: AnswerTarget, params: Record<string, string | undefined>) => LoginAnswer;
 }
 
 /** A password sign-in's `handle` member of its events. */
@@ -64,7 +86,7 @@ const handleMember = (h: { type: string; value: string }) => {
  * the client.
  */
 export function createLoginFinish(deps: LoginFinishDeps) {
-  const { codes, clock, answer } = deps;
+  const { codes, answer } = deps;
 
   /**
    * Mints the login's ID token: every hosted login mints it now, so the token_minted hook decides on
@@ -78,26 +100,45 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     client: OAuthClient,
     who: SignedIn,
     rc: RequestContext,
-    // The person authenticated once: a token minted again for the person stored keeps that time.
-    authTime = Math.floor(clock.now() / 1000),
+    session: SessionGrant,
+    options: { hookOnly?: boolean } = {},
   ): Promise<Minted> {
+    const authTime = session.authTime;
+    const methods = session.factors.map((f) => f.method);
     // Read while the token is issued: the events need the person's region.
     const personRead = who.prospective
       ? Promise.resolve(who.prospective.person)
       : deps.directory.get(login.orgId, who.personId);
+    // The members the claims parameter asks for in the ID token, as the person has them now.
+    const asked = claimsAsked(login.claims, 'id_token');
+    const holder = asked.length ? await personRead : undefined;
     try {
       const issued = await deps.issuer.issue({
         orgId: login.orgId,
         personId: who.personId,
         ...(who.prospective ? { prospective: who.prospective } : {}),
-        methods: [who.method],
+        methods,
         issuer: 'oauth2',
-        authentications: [who.authentication],
+        authentications: session.factors.map((f) => ({
+          handle: f.handle,
+          method: f.method,
+          timestamp: new Date(f.at * 1000).toISOString(),
+        })),
         request: rc.analytics,
         ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
-        idToken: { clientId: client.clientId, authTime, ...(login.nonce ? { nonce: login.nonce } : {}) },
+        idToken: {
+          clientId: client.clientId,
+          authTime,
+          sessionId: session.sessionId,
+          amr: amrOf(methods),
+          ...(login.nonce ? { nonce: login.nonce } : {}),
+          ...optional('acr', acrClaim(login, methods)),
+          ...(holder ? { claims: personClaims(holder, asked) } : {}),
+        },
         // Without openid the client gets no ID token: the hook decides, and no TokenMinted_v1 says otherwise.
-        ...(stillAllowedScope(login.scope, client).includes('openid') ? {} : { hookOnly: true }),
+        ...(options.hookOnly || !stillAllowedScope(login.scope, client).includes('openid')
+          ? { hookOnly: true }
+          : {}),
       });
       const person = await personRead;
       return { ok: true, who, idToken: issued.token, authTime, ...(person ? { person } : {}) };
@@ -108,7 +149,14 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       if (raced && who.linkStored) {
         const linked = await who.linkStored();
         if ('failed' in linked) return { ok: false, message: linked.failed };
-        return mint(login, client, linked, rc, authTime);
+        return mint(
+          login,
+          client,
+          linked,
+          rc,
+          { ...session, factors: [factorOf(linked, authTime)] },
+          options,
+        );
       }
       const blocked = error instanceof ServiceError && error.status === 403;
       // A first sign-in refused names nobody if its person was never stored (the hook blocked it); one
@@ -126,7 +174,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         // Authenticated already, the token refused after the method succeeded: "only if previously
         // authenticated" (spec), these three together, for a person that exists.
         ...(person
-          ? { person_id: person.personId, region: person.region, authenticated_methods: [who.method] }
+          ? { person_id: person.personId, region: person.region, authenticated_methods: methods }
           : {}),
         failed_authn_method: who.method,
         failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
@@ -138,42 +186,62 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     }
   }
 
-  /** Publishes AuthenticationSucceeded_v1, issues the code and answers the redirect to the client. */
+  /** Publishes AuthenticationSucceeded_v1 for a sign-in (not for an authorization a session answered). */
+  async function succeeded(
+    login: Pick<PendingLogin, 'orgId'>,
+    minted: Extract<Minted, { ok: true }>,
+    rc: RequestContext,
+    session: SessionGrant,
+  ) {
+    const { person, who } = minted;
+    if (!person) return;
+    await deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
+      analytics_metadata: analyticsMetadata(rc.analytics),
+      browser_metadata: rc.browser,
+      person_id: person.personId,
+      region: person.region,
+      // Every factor of the sign-in; the one that completed it last.
+      success_authn_method: who.method,
+      authenticated_methods: session.factors.map((f) => f.method),
+      // A handle names what the person typed; an SSO sign-in typed none.
+      ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
+    });
+  }
+
+  /** Issues the code for the minted ID token and answers the client with it. */
   async function grant(
     login: PendingLogin,
     client: OAuthClient,
     minted: Extract<Minted, { ok: true }>,
-    rc: RequestContext,
+    session: SessionGrant,
   ): Promise<LoginAnswer> {
-    const { person, who } = minted;
     const code = randomSecret('');
-    await Promise.all([
-      person &&
-        deps.events.publish(login.orgId, 'AuthenticationSucceeded_v1', {
-          analytics_metadata: analyticsMetadata(rc.analytics),
-          browser_metadata: rc.browser,
-          person_id: person.personId,
-          region: person.region,
-          success_authn_method: who.method,
-          authenticated_methods: [who.method],
-          // A handle names what the person typed; an SSO sign-in typed none.
-          ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
-        }),
-      codes.issue(code, {
-        orgId: login.orgId,
-        clientId: client.clientId,
-        redirectUri: login.redirectUri,
-        scope: stillAllowedScope(login.scope, client),
-        codeChallenge: login.codeChallenge,
-        resource: login.resource,
-        personId: who.personId,
-        methods: [who.method],
-        authTime: minted.authTime,
-        idToken: minted.idToken,
-      }),
-    ]);
-    return answer(login.redirectUri, { code, state: login.state });
+    await codes.issue(code, {
+      orgId: login.orgId,
+      clientId: client.clientId,
+      redirectUri: login.redirectUri,
+      scope: stillAllowedScope(login.scope, client),
+      codeChallenge: login.codeChallenge,
+      resource: login.resource,
+      claims: login.claims,
+      sessionId: session.sessionId,
+      personId: minted.who.personId,
+      methods: session.factors.map((f) => f.method),
+      authTime: minted.authTime,
+      idToken: minted.idToken,
+    });
+    return answer(login, { code, state: login.state });
   }
 
-  return { mint, grant };
+  return { mint, succeeded, grant };
 }
+
+/** A factor as a session records it, for who signed in at `at` (seconds). */
+export const factorOf = (who: Pick<SignedIn, 'method' | 'authentication'>, at: number): SessionFactor => ({
+  method: who.method,
+  at,
+  handle: who.authentication.handle,
+});
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  value === undefined ? {} : ({ [key]: value } as Record<K, V>);

@@ -11,15 +11,21 @@ import type { EventPublisher } from '../../../core/events/types.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { randomSecret } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
-import { type AuthorizeRequest, type RedirectedError, redirectTo } from '../authorize/request.ts';
+import type { AuthorizeRequest, RedirectedError } from '../authorize/request.ts';
+import type { OAuth2ConsentStore } from '../consent/store.ts';
 import { AuthorizeErrors } from '../errors.ts';
+import type { SessionCookies } from '../sessions/cookie.ts';
+import type { EndedSession, SessionStore } from '../sessions/store.ts';
 import type { CodeStore } from '../store/codes.ts';
 import { digest } from '../store/digest.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
+import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
 import { requireLoginClient } from './require-client.ts';
+import { createSecondStep, type SecondStepDeps } from './second-step.ts';
+import { type ConsentStep, createSessionSignIn } from './session-sign-in.ts';
 
 export interface LoginDeps {
   server: OAuth2Server;
@@ -34,6 +40,19 @@ export interface LoginDeps {
   baseUrl: string;
   /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
   sso: () => HostedLoginSso | undefined;
+  sessions: SessionStore;
+  cookies: SessionCookies;
+  /** What follows an ended session: PersonLoggedOut_v1 and the clients' logout tokens. */
+  ended: (sessions: EndedSession[], rc: RequestContext | undefined) => Promise<void>;
+  consent: ConsentStep;
+  consents: OAuth2ConsentStore;
+  /** The second step of a sign-in (the organization's policy, the second factors' checks). */
+  secondStep: Omit<
+    SecondStepDeps,
+    'server' | 'logins' | 'directory' | 'events' | 'clock' | 'baseUrl' | 'answer'
+  >;
+  /** The CSP source of the form_post page's script. */
+  formPostScript: string;
 }
 
 /**
@@ -50,6 +69,22 @@ export function handleOf(typed: string): PersonHandle {
   return { type, value };
 }
 
+/**
+ * Why a live session may not answer the request without a sign-in (prompt=login or select_account,
+ * max_age passed); undefined when it may.
+ */
+function signInNeededBy(
+  request: AuthorizeRequest,
+  session: { authTime: number },
+  nowSeconds: number,
+): string | undefined {
+  if (request.prompt.has('login')) return 'prompt=login asks for a new sign-in';
+  if (request.prompt.has('select_account')) return 'prompt=select_account asks for the account to be chosen';
+  if (request.maxAge !== undefined && nowSeconds - session.authTime > request.maxAge)
+    return `the sign-in is older than max_age (${request.maxAge} s)`;
+  return undefined;
+}
+
 /** What the page says for a handle and password that do not sign anyone in. */
 const WRONG_HANDLE_OR_PASSWORD = 'The handle and password do not match.';
 
@@ -60,14 +95,37 @@ const WRONG_HANDLE_OR_PASSWORD = 'The handle and password do not match.';
  */
 export function createLogin(deps: LoginDeps) {
   const { logins } = deps;
+  const signInNeeded = async (request: AuthorizeRequest, session: { authTime: number }) =>
+    signInNeededBy(request, session, Math.floor(deps.clock.now() / 1000));
   const { choicesOf, page, answer } = createLoginAnswers(deps);
-  const { mint, grant } = createLoginFinish({
+  const finish = createLoginFinish({
     issuer: deps.issuer,
     directory: deps.directory,
     codes: deps.codes,
     events: deps.events,
     clock: deps.clock,
     answer,
+  });
+  const secondStep = createSecondStep({
+    ...deps.secondStep,
+    server: deps.server,
+    logins,
+    directory: deps.directory,
+    events: deps.events,
+    clock: deps.clock,
+    baseUrl: deps.baseUrl,
+    answer,
+  });
+  const sessionSignIn = createSessionSignIn({
+    secondStep,
+    sessions: deps.sessions,
+    cookies: deps.cookies,
+    directory: deps.directory,
+    clock: deps.clock,
+    finish,
+    answer,
+    ended: deps.ended,
+    consent: deps.consent,
   });
 
   /** What the SSO buttons (the hostedLoginSso capability) borrow from the login. */
@@ -89,29 +147,50 @@ export function createLogin(deps: LoginDeps) {
       await logins.open(loginId, browser, login);
       return page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
     },
-    async signIn(login, client, who, rc) {
-      const minted = await mint(login, client, who, rc);
-      return minted.ok ? { ok: true, answer: await grant(login, client, minted, rc) } : minted;
-    },
+    signIn: (login, client, who, rc) => sessionSignIn.signedIn(login, client, who, rc),
     refuse: (login, error, description) =>
-      answer(login.redirectUri, { error, error_description: description, state: login.state }),
+      answer(login, { error, error_description: description, state: login.state }),
     redirect: (location) => ({ kind: 'redirect', location }),
     notFound: (message) => AuthorizeErrors.LOGIN_NOT_FOUND(message),
     forbidden: (message) => AuthorizeErrors.LOGIN_FORBIDDEN(message),
   };
 
-  return {
-    /** The client's redirect for a refused authorization request. */
-    refusal: (r: RedirectedError): string =>
-      redirectTo(r.redirectUri, {
-        error: r.error,
-        error_description: r.description,
-        state: r.state,
-        iss: deps.baseUrl,
-      }),
+  const consentAnswer = createConsentAnswer({
+    server: deps.server,
+    logins,
+    consents: deps.consents,
+    sessionSignIn,
+    answer,
+  });
 
-    /** Opens a login for the request, bound to the browser, and answers the form. */
-    async open(request: AuthorizeRequest, browser: string): Promise<LoginAnswer> {
+  return {
+    consentAnswer,
+
+    /** POST /oauth2/authorize/second-factor: the second step's answer. */
+    secondFactor: (
+      form: { csrfToken: string; method: string; code: string },
+      browserHash: string | undefined,
+      rc: RequestContext,
+    ) =>
+      secondStep.answer(form, browserHash, rc, (login, client, who, context, factors) =>
+        sessionSignIn.signedIn(login, client, who, context, factors),
+      ),
+
+    /** The client's answer for a refused authorization request. */
+    refusal: (r: RedirectedError): LoginAnswer =>
+      answer(r, { error: r.error, error_description: r.description, state: r.state }),
+
+    /**
+     * Answers a validated authorization request: a code without a page when the browser's session of
+     * the organization (`sessionSecret`, its cookie) may answer it, the error prompt=none asks for when it
+     * may not, else a login bound to the browser and its form.
+     */
+    async open(
+      request: AuthorizeRequest,
+      browser: string,
+      sessionSecret: string | undefined,
+      rc: RequestContext,
+    ): Promise<LoginAnswer> {
       const loginId = randomSecret('');
       const login: PendingLogin = {
         orgId: request.client.orgId,
@@ -122,7 +201,35 @@ export function createLogin(deps: LoginDeps) {
         nonce: request.nonce,
         codeChallenge: request.codeChallenge,
         resource: request.resource,
+        responseMode: request.responseMode,
+        claims: request.claims,
+        acrValues: request.acrValues,
+        prompt: [...request.prompt],
+        sessionId: undefined,
       };
+      const session = await sessionSignIn.live(login.orgId, sessionSecret);
+      const refuse = (error: string, description: string) =>
+        answer(login, { error, error_description: description, state: login.state });
+      const why = session ? await signInNeeded(request, session) : 'no sign-in session in this browser';
+      if (session && why === undefined && sessionSecret) {
+        if (await deps.consent.needed(login, request.client, session.personId)) {
+          if (request.prompt.has('none'))
+            return refuse(
+              'consent_required',
+              `prompt=none: ${request.client.name} needs the person's consent`,
+            );
+          return deps.consent.ask(
+            login,
+            request.client,
+            { sessionId: session.sessionId, secret: sessionSecret },
+            {},
+          );
+        }
+        return sessionSignIn.silent(login, request.client, session, rc);
+      }
+      if (request.prompt.has('none')) return refuse('login_required', `prompt=none: ${why}`);
+      // A sign-in of the session's person renews it; another person's replaces it.
+      login.sessionId = session?.sessionId;
       await logins.open(loginId, browser, login);
       const choices = await choicesOf(login.orgId);
       const form = {
@@ -207,14 +314,8 @@ export function createLogin(deps: LoginDeps) {
         method: 'password',
         authentication: checked.authentication,
       };
-      const minted = await mint(login, client, who, rc);
-      if (!minted.ok)
-        return answer(login.redirectUri, {
-          error: 'access_denied',
-          error_description: 'the sign-in was refused by the organization (token_minted hook)',
-          state: login.state,
-        });
-      return grant(login, client, minted, rc);
+      const signed = await sessionSignIn.signedIn(login, client, who, rc);
+      return signed.ok ? signed.answer : answer(login, sessionSignIn.refusedByHook(login));
     },
 
     /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */

@@ -1,7 +1,7 @@
 import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import type { PendingLogin } from '../store/logins.ts';
-import type { LoginAnswer } from './answer.ts';
+import type { AnswerTarget, LoginAnswer } from './answer.ts';
 
 /**
  * The login's client as it is now, checked again as the login goes on or finishes: an administrator
@@ -12,8 +12,8 @@ import type { LoginAnswer } from './answer.ts';
  */
 export async function requireLoginClient(
   server: OAuth2Server,
-  login: Pick<PendingLogin, 'orgId' | 'clientId' | 'redirectUri' | 'state'>,
-  answer: (redirectUri: string, params: Record<string, string | undefined>) => LoginAnswer,
+  login: Pick<PendingLogin, 'orgId' | 'clientId' | 'redirectUri' | 'state' | 'responseMode'>,
+  answer: (to: AnswerTarget, params: Record<string, string | undefined>) => LoginAnswer,
 ): Promise<OAuthClient | LoginAnswer> {
   const client = await server.client(login.clientId);
   if (!client || client.orgId !== login.orgId)
@@ -25,7 +25,7 @@ export async function requireLoginClient(
       "this sign-in's redirect_uri was removed from the client while it was under way: start again from the application",
     );
   if (!client.grantTypes.includes('authorization_code'))
-    return answer(login.redirectUri, {
+    return answer(login, {
       error: 'unauthorized_client',
       error_description: 'the client may no longer use the authorization_code grant',
       state: login.state,

@@ -146,11 +146,24 @@ export function createSessionStore(deps: { storage: Storage; clock: Clock; lifet
       return session && live(session, clock.now()) ? session : undefined;
     },
 
-    /** Records a new authentication of the session's person (prompt=login, max_age): its factors and time. */
-    async reauthenticated(sessionId: string, factors: SessionFactor[], authTime: number): Promise<void> {
+    /**
+     * Records a new authentication of the session's person (prompt=login, max_age): its factors and time,
+     * and a new cookie value (`secret`): a value known before a sign-in is never the one after it.
+     */
+    async reauthenticated(
+      sessionId: string,
+      secret: string,
+      factors: SessionFactor[],
+      authTime: number,
+    ): Promise<void> {
       await storage.db
         .update(t)
-        .set({ factors: JSON.stringify(factors), authTime, lastSeenAt: clock.now() })
+        .set({
+          secretHash: await digest(secret),
+          factors: JSON.stringify(factors),
+          authTime,
+          lastSeenAt: clock.now(),
+        })
         .where(eq(t.sessionId, sessionId));
     },
 

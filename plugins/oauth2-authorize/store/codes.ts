@@ -2,8 +2,10 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SecretBox } from '../../../core/ports/secret-box.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
+import type { ClaimsRequest } from '../authorize/oidc-params.ts';
 import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies } from '../schema.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
+import { userinfoClaimsOf } from './families.ts';
 
 /** Codes live 60 s (RFC 6749 §4.1.2 recommends at most 10 minutes). */
 export const CODE_TTL_MS = 60_000;
@@ -23,9 +25,14 @@ export interface IssuedCode {
   authTime: number;
   /** The ID token minted at the login. */
   idToken: string;
+  /** The OIDC `claims` parameter of the request. */
+  claims: ClaimsRequest | undefined;
+  /** The sign-in session the code came from. */
+  sessionId: string;
 }
 
-export interface RedeemedCode extends Omit<IssuedCode, 'methods'> {
+export interface RedeemedCode extends Omit<IssuedCode, 'methods' | 'claims' | 'sessionId'> {
+  userinfoClaims: string[];
   codeHash: string;
   familyId: string;
 }
@@ -57,6 +64,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
       authTime: row.authTime,
       familyId: row.familyId,
       idToken: await secrets.open(row.idToken, sealContext(row.codeHash)),
+      userinfoClaims: userinfoClaimsOf(row.claims),
     };
   }
 
@@ -76,6 +84,8 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           scope: scopeText(issued.scope),
           methods: scopeText(issued.methods),
           resource: issued.resource ?? null,
+          claims: issued.claims ? JSON.stringify(issued.claims) : null,
+          sessionId: issued.sessionId,
           authTime: issued.authTime,
           createdAt: now,
         });
@@ -87,6 +97,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           scope: scopeText(issued.scope),
           codeChallenge: issued.codeChallenge ?? null,
           resource: issued.resource ?? null,
+          claims: issued.claims ? JSON.stringify(issued.claims) : null,
           personId: issued.personId,
           authTime: issued.authTime,
           familyId,

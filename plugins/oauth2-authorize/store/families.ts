@@ -4,7 +4,9 @@ import { prepared } from '../../../core/db/prepared.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import type { GrantFamily, IssuedAccess } from '../../oauth2/grants/index.ts';
+import type { ClaimsRequest } from '../authorize/oidc-params.ts';
 import { oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
+import { claimsAsked } from '../tokens/person-claims.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 import { grantedAmong, recordGranted } from './family-locks.ts';
 
@@ -48,7 +50,7 @@ const spendStatement = prepared<SpentRow>(
        and f.family_id = r.family_id and f.client_id = $3 and f.revoked_at is null
        and r.generation = f.generation
      returning r.token_hash, r.issued_at, r.expires_at, r.generation, f.family_id, f.org_id, f.client_id,
-       f.person_id, f.scope, f.methods, f.resource, f.auth_time, f.superseded_at
+       f.person_id, f.scope, f.methods, f.resource, f.auth_time, f.superseded_at, f.claims, f.session_id
    ), moved as (
      update oauth2_authorize_families f set generation = f.generation + 1, superseded_at = $2
      from spent where f.family_id = spent.family_id
@@ -72,7 +74,13 @@ interface SpentRow {
   resource: string | null;
   auth_time: number | string;
   superseded_at: number | string | null;
+  claims: string | null;
+  session_id: string | null;
 }
+
+/** The userinfo members of a stored `claims` parameter. */
+export const userinfoClaimsOf = (stored: string | null): string[] =>
+  stored ? claimsAsked(JSON.parse(stored) as ClaimsRequest, 'userinfo') : [];
 
 const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => ({
   familyId: row.familyId,
@@ -84,6 +92,8 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   resource: row.resource ?? undefined,
   authTime: row.authTime,
   revoked: row.revokedAt !== null,
+  sessionId: row.sessionId ?? undefined,
+  userinfoClaims: userinfoClaimsOf(row.claims),
 });
 
 /** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
@@ -225,6 +235,8 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
           resource: row.resource ?? undefined,
           authTime: Number(row.auth_time),
           revoked: false,
+          sessionId: row.session_id ?? undefined,
+          userinfoClaims: userinfoClaimsOf(row.claims),
         },
         issuedAt: Number(row.issued_at),
         expiresAt: Number(row.expires_at),

@@ -1,8 +1,10 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
+import type { ClaimsRequest, Prompt } from '../authorize/oidc-params.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import { oauth2AuthorizeLogins } from '../schema.ts';
+import type { SessionFactor } from '../sessions/store.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 
 /** An authorization request validated by GET /oauth2/authorize, waiting for its login. */
@@ -16,6 +18,29 @@ export interface PendingLogin {
   codeChallenge: string | undefined;
   /** The resource asked for (RFC 8707); undefined: the organization's own audience. */
   resource: string | undefined;
+  responseMode: 'query' | 'form_post';
+  /** The OIDC `claims` parameter, checked. */
+  claims: ClaimsRequest | undefined;
+  acrValues: string[] | undefined;
+  prompt: Prompt[];
+  /**
+   * The browser's session of the organization when the login opened (a new sign-in of its person renews
+   * it, another person's replaces it), then the session the sign-in started, which a consent page's
+   * answer must come with.
+   */
+  sessionId: string | undefined;
+  /** A sign-in waiting for its second factor: who signed in with which first factor. */
+  pending?: PendingSignIn | undefined;
+  /** The digest of the cookie of the browser that opened it (as stored; not part of a new login). */
+  browserHash?: string;
+}
+
+/** The first factor of a sign-in waiting for its second. */
+export interface PendingSignIn {
+  personId: string;
+  factors: SessionFactor[];
+  /** The SSO provider, for the ID token's `idp`. */
+  idp?: string;
 }
 
 /** What a submitted form finds for its login. */
@@ -54,6 +79,13 @@ const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin
   nonce: row.nonce ?? undefined,
   codeChallenge: row.codeChallenge ?? undefined,
   resource: row.resource ?? undefined,
+  responseMode: row.responseMode === 'form_post' ? 'form_post' : 'query',
+  claims: row.claims ? (JSON.parse(row.claims) as ClaimsRequest) : undefined,
+  acrValues: row.acrValues ? row.acrValues.split(' ') : undefined,
+  prompt: row.prompt ? (row.prompt.split(' ') as Prompt[]) : [],
+  sessionId: row.sessionId ?? undefined,
+  ...(row.pending ? { pending: JSON.parse(row.pending) as PendingSignIn } : {}),
+  browserHash: row.browserHash,
 });
 
 /** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
@@ -64,7 +96,12 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
   return {
     /** Records a login; `loginId` goes into the form, `browser` is the browser cookie's value. */
     async open(loginId: string, browser: string, login: PendingLogin): Promise<void> {
-      const [loginHash, browserHash] = await Promise.all([digest(loginId), digest(browser)]);
+      await this.openHashed(loginId, await digest(browser), login);
+    },
+
+    /** `open` for a browser known by the digest of its cookie (a later step of a login it opened). */
+    async openHashed(loginId: string, browserHash: string, login: PendingLogin): Promise<void> {
+      const loginHash = await digest(loginId);
       await storage.db.insert(t).values({
         loginHash,
         browserHash,
@@ -76,6 +113,12 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
         nonce: login.nonce ?? null,
         codeChallenge: login.codeChallenge ?? null,
         resource: login.resource ?? null,
+        responseMode: login.responseMode === 'form_post' ? 'form_post' : null,
+        claims: login.claims ? JSON.stringify(login.claims) : null,
+        acrValues: login.acrValues?.join(' ') ?? null,
+        prompt: login.prompt.length ? login.prompt.join(' ') : null,
+        sessionId: login.sessionId ?? null,
+        pending: login.pending ? JSON.stringify(login.pending) : null,
         expiresAt: clock.now() + deps.ttlMs,
       });
     },
@@ -103,6 +146,14 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
       const [row] = await storage.db.select().from(t).where(eq(t.loginHash, loginHash)).limit(1);
       if (!row || row.expiresAt <= clock.now()) return undefined;
       return { login: pendingOf(row), browserHash: row.browserHash };
+    },
+
+    /** Records the session a login signed in, for its consent page's answer. */
+    async signedIn(loginId: string, sessionId: string): Promise<void> {
+      await storage.db
+        .update(t)
+        .set({ sessionId })
+        .where(eq(t.loginHash, await digest(loginId)));
     },
 
     /** Marks the login finished; false when another submission finished it first. */

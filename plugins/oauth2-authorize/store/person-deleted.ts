@@ -1,10 +1,16 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { beforePersonDeleted } from '../../../core/persons/before-person-deleted.ts';
-import { oauth2AuthorizeCodes, oauth2AuthorizeFamilies, oauth2AuthorizeRefreshTokens } from '../schema.ts';
+import {
+  oauth2AuthorizeCodes,
+  oauth2AuthorizeConsents,
+  oauth2AuthorizeFamilies,
+  oauth2AuthorizeRefreshTokens,
+} from '../schema.ts';
 
 /**
  * A deleted person's grants go with it, in the deleting transaction: its codes, token families and
- * refresh tokens (a refresh then answers invalid_grant; its access tokens expire on their own).
+ * refresh tokens (a refresh then answers invalid_grant; its access tokens expire on their own), and
+ * the consents it gave clients.
  */
 export const forgetDeletedPerson = beforePersonDeleted.attach({
   async run({ orgId, personId, tx }) {
@@ -20,5 +26,7 @@ export const forgetDeletedPerson = beforePersonDeleted.attach({
       .delete(oauth2AuthorizeCodes)
       .where(and(eq(oauth2AuthorizeCodes.orgId, orgId), eq(oauth2AuthorizeCodes.personId, personId)));
     await tx.db.delete(f).where(and(eq(f.orgId, orgId), eq(f.personId, personId)));
+    const c = oauth2AuthorizeConsents;
+    await tx.db.delete(c).where(and(eq(c.orgId, orgId), eq(c.personId, personId)));
   },
 });

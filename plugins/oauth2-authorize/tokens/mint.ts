@@ -110,6 +110,8 @@ export function createMint(
       methods: METHODS,
       resource: m.resource,
       authTime,
+      sessionId: undefined,
+      userinfoClaims: [],
     });
     const { response, access } = await issueTokens(deps, {
       client,

@@ -2,6 +2,7 @@ import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import { organizationAudience } from '../../../core/tokens/audience.ts';
 import { AuthorizeErrors } from '../errors.ts';
+import { claimsOfScope, PERSON_CLAIMS, type PersonClaim, personClaims } from './person-claims.ts';
 
 /** The UserInfo response (OIDC Core §5.3; the reference's UserinfoOAuth2Response). */
 export interface UserInfo {
@@ -87,21 +88,17 @@ export function createUserInfo(deps: {
       })('the access token was not granted the openid scope');
     const person = await deps.directory.get(claims.oid, claims.sub);
     if (!person?.active) throw invalid('the person of this access token is disabled or no longer exists');
-    const handle = (type: string) => person.handles.find((h) => h.type === type);
     const info: UserInfo = {
       sub: person.personId,
       iss: claims.iss,
       aud: claims.client_id,
       org_id: claims.oid,
     };
-    const email = handle('email_address');
-    if (scope.includes('email') && email)
-      Object.assign(info, { email: email.value, email_verified: email.verified });
-    const phone = handle('phone_number');
-    if (scope.includes('phone') && phone)
-      Object.assign(info, { phone_number: phone.value, phone_number_verified: phone.verified });
-    const username = handle('username');
-    if (scope.includes('username') && username) info.username = username.value;
+    // The scope's members, and those the claims parameter asked for (OIDC Core 5.5).
+    const asked = (claims.userinfo_claims ?? []).filter((n): n is PersonClaim =>
+      (PERSON_CLAIMS as readonly string[]).includes(n),
+    );
+    Object.assign(info, personClaims(person, [...claimsOfScope(scope), ...asked]));
     return info;
   };
 }

@@ -1,6 +1,6 @@
 import { OAuthError, type OAuthGrant } from '../../../core/capabilities/oauth2-server.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
+import { issueTokens, requireActivePerson, type TokenIssuing, userinfoClaimsMember } from './issue-tokens.ts';
 import { isVerifier, verifierMatches } from './pkce.ts';
 import { stillAllowedScope } from './scope.ts';
 import type { CodeRedemption, FamilyRevoker } from './stores.ts';
@@ -103,6 +103,7 @@ export function authorizationCodeGrant(
         scope,
         authTime: code.authTime,
         resource,
+        ...userinfoClaimsMember(code.userinfoClaims),
         revoked: codeRevoked,
       });
       await deps.codes.recordAccess(code.codeHash, access);

@@ -6,7 +6,13 @@
  * plugin reaches into this one's code.
  */
 export { authorizationCodeGrant } from './authorization-code.ts';
-export { issueTokens, REFRESH_PREFIX, refuseRevoked, type TokenIssuing } from './issue-tokens.ts';
+export {
+  issueTokens,
+  REFRESH_PREFIX,
+  refuseRevoked,
+  type TokenIssuing,
+  USERINFO_CLAIMS,
+} from './issue-tokens.ts';
 export { refreshTokenGrant } from './refresh-token.ts';
 export { parseScope, stillAllowedScope } from './scope.ts';
 export type {

@@ -22,6 +22,13 @@ export interface TokenIssuing {
   publicBaseUrl: string;
 }
 
+/** The access token claim that carries what the OIDC `claims` parameter asked for at userinfo. */
+export const USERINFO_CLAIMS = 'userinfo_claims';
+
+/** `claims` for issueTokens: the userinfo members asked for, when any. */
+export const userinfoClaimsMember = (names: readonly string[]) =>
+  names.length ? { claims: { [USERINFO_CLAIMS]: [...names] } } : {};
+
 /**
  * The person a grant acts for must still be there and active: a person disabled or deleted after the
  * login gets no more tokens.

@@ -3,7 +3,8 @@ import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { grantedResource } from '../../../core/tokens/audience.ts';
-import { issueTokens, requireActivePerson, type TokenIssuing } from './issue-tokens.ts';
+import { amrOf } from '../../../core/tokens/authentication-context.ts';
+import { issueTokens, requireActivePerson, type TokenIssuing, userinfoClaimsMember } from './issue-tokens.ts';
 import { parseScope, stillAllowedScope } from './scope.ts';
 import type { FamilyRevoker } from './stores.ts';
 
@@ -94,7 +95,12 @@ export function refreshTokenGrant(
             issuer: 'oauth2',
             authentications: [],
             request,
-            idToken: { clientId: client.clientId, authTime: family.authTime },
+            idToken: {
+              clientId: client.clientId,
+              authTime: family.authTime,
+              amr: amrOf(family.methods),
+              ...(family.sessionId ? { sessionId: family.sessionId } : {}),
+            },
           })
           .catch((error: unknown) => {
             // The token_minted hook blocked it: the person may not have tokens any more.
@@ -111,6 +117,7 @@ export function refreshTokenGrant(
         scope,
         authTime: family.authTime,
         resource,
+        ...userinfoClaimsMember(family.userinfoClaims),
       });
       if (idToken !== undefined) response.id_token = idToken;
       return response;

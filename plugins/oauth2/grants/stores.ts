@@ -24,6 +24,8 @@ export interface RedeemedCode {
   authTime: number;
   /** The ID token minted at the login. */
   idToken: string;
+  /** Members the OIDC `claims` parameter asked for at userinfo: carried by the access tokens. */
+  userinfoClaims: string[];
 }
 
 /** What an exchange finds for a code. */
@@ -51,6 +53,10 @@ export interface GrantFamily {
   resource: string | undefined;
   authTime: number;
   revoked: boolean;
+  /** The sign-in session the grant came from (`sid` of refreshed ID tokens); undefined before sessions. */
+  sessionId: string | undefined;
+  /** Members the OIDC `claims` parameter asked for at userinfo: carried by the access tokens. */
+  userinfoClaims: string[];
 }
 
 /** A refresh token presented, with its family. */

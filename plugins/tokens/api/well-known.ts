@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { jwksRenderer } from '../../../core/http/jwks-response.ts';
+import { ACR } from '../../../core/tokens/authentication-context.ts';
 import type { TokenKeys } from '../issue/keys.ts';
 
 const TAGS = ['OIDC discovery'];
@@ -23,9 +24,19 @@ export function discoveryDocument(base: string) {
     revocation_endpoint: `${base}/oauth2/tokens/revoke`,
     userinfo_endpoint: `${base}/oauth2/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
+    // RP-Initiated Logout 1.0; Back-Channel Logout 1.0 (logout tokens carry sid).
+    end_session_endpoint: `${base}/oauth2/logout`,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: false,
     response_types_supported: ['code'],
     // Said outright: left out, RFC 8414 and OIDC Discovery default it to query and fragment.
-    response_modes_supported: ['query'],
+    response_modes_supported: ['query', 'form_post'],
+    // OpenID Connect Core 3.1.2.1's values (the Prompt Create draft names this member).
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    // OpenID Connect Core 5.5: id_token and userinfo members.
+    claims_parameter_supported: true,
+    acr_values_supported: [ACR.oneFactor, ACR.multiFactor],
     // Said outright: both default to true when left out (OIDC Discovery §3); the endpoint refuses them.
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
@@ -54,6 +65,9 @@ export function discoveryDocument(base: string) {
       'azp',
       'nonce',
       'auth_time',
+      'sid',
+      'amr',
+      'acr',
       'email',
       'email_verified',
       'phone_number',

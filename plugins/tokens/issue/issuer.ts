@@ -40,10 +40,14 @@ const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 /** OpenID Connect's ID token claims: for the client (aud and azp), the request's nonce, auth_time. */
 const idTokenClaims = (id: NonNullable<IssueRequest['idToken']>): Record<string, JsonValue> => ({
+  ...id.claims,
   aud: id.clientId,
   azp: id.clientId,
   auth_time: id.authTime,
   ...(id.nonce !== undefined ? { nonce: id.nonce } : {}),
+  ...(id.sessionId !== undefined ? { sid: id.sessionId } : {}),
+  ...(id.amr?.length ? { amr: id.amr } : {}),
+  ...(id.acr !== undefined ? { acr: id.acr } : {}),
 });
 
 /**

@@ -20,10 +20,23 @@ async function metadata() {
 }
 
 describe('the authorization server metadata', () => {
-  it('says only the query response mode is supported (the default would claim fragment too)', async () => {
+  it('says the query and form_post response modes are supported (the default would claim fragment too)', async () => {
     // The whole document in the assertion, so a failure shows what was published.
-    expect(await discover(s)).toMatchObject({ response_modes_supported: ['query'] });
-    for (const doc of await metadata()) expect(doc).toMatchObject({ response_modes_supported: ['query'] });
+    const modes = { response_modes_supported: ['query', 'form_post'] };
+    expect(await discover(s)).toMatchObject(modes);
+    for (const doc of await metadata()) expect(doc).toMatchObject(modes);
+  });
+
+  it('lists the session and logout members (OIDC Discovery, RP-Initiated and Back-Channel Logout)', async () => {
+    for (const doc of await metadata())
+      expect(doc).toMatchObject({
+        end_session_endpoint: `${s.url}/oauth2/logout`,
+        backchannel_logout_supported: true,
+        backchannel_logout_session_supported: true,
+        claims_parameter_supported: true,
+        prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+        claims_supported: expect.arrayContaining(['sid', 'amr', 'acr', 'auth_time']),
+      });
   });
 
   it('says request objects are not supported, by value or by reference', async () => {

@@ -1,0 +1,41 @@
+import { defineCapability } from '../contract/capabilities.ts';
+import type { SecondFactor } from '../factors/policy.ts';
+import type { RequestContext } from '../http/sign-in-context.ts';
+import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
+import type { PersonRecord } from './person-directory.ts';
+
+/** What a first factor's sign-in answers: the token, or the second step the policy asks for. */
+export type CompletedSignIn =
+  | { kind: 'token'; token: string; person_id: string }
+  | {
+      kind: 'mfa_required';
+      person_id: string;
+      /** Short-lived and single use: names the first factor's success for POST /authenticate/mfa. */
+      mfa_token: string;
+      /** The second factors the person may complete it with. */
+      methods: SecondFactor[];
+    };
+
+/**
+ * The end of a sign-in through the API (`/authenticate/*`): once a first factor succeeded, the policy
+ * decides whether a second is needed (`mfa_required` with an `mfa_token`) or the token is issued
+ * (beforeTokenIssued, TokenMinted_v1, AuthenticationSucceeded_v1 with every factor). A first factor that
+ * is not allowed by the policy is refused before it is checked (`allows`).
+ */
+export interface SignInCompletion {
+  /** Whether the organization's policy allows this first factor now. */
+  allows(orgId: string, method: string): Promise<boolean>;
+  /** The second factors this person must (or, under `optional`, may) complete; [] when none is asked. */
+  secondStep(orgId: string, personId: string): Promise<SecondFactor[]>;
+  /** After a first factor succeeded for the person. */
+  afterFirstFactor(o: {
+    orgId: string;
+    person: PersonRecord;
+    authentication: TokenAuthentication;
+    rc: RequestContext;
+    prevAnonymousPersonId?: string;
+  }): Promise<CompletedSignIn>;
+}
+
+/** Provided by the factors plugin. */
+export const signInCompletion = defineCapability<SignInCompletion>('signInCompletion');
