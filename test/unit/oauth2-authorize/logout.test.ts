@@ -1,14 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { decodeJwt } from 'jose';
+import * as openid from 'openid-client';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import type { CallOptions } from '../../helpers/service.ts';
 import {
   type AuthorizeService,
+  authorizationUrl,
+  discover,
   exchange,
   type MadeClient,
   obtainCode,
+  openLogin,
   startAuthorizeService,
+  submitLogin,
 } from './fixture.ts';
 import { sessionMaker } from './session-fixture.ts';
 
@@ -109,6 +114,55 @@ describe('RP-Initiated Logout with an id_token_hint', () => {
     expect(await page.text()).toContain('You are signed out');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     await expectEnded(v.secret);
+  });
+
+  it('ends the session a real sign-in started: the next prompt=none needs a login', async () => {
+    const person = await s.person();
+    const as = await discover(s);
+    const first = await authorizationUrl(as, client.client_id);
+    const opened = await openLogin(first.url);
+    const signedInRes = await submitLogin(s.url, opened, person.handle.value, person.password);
+    await expectStatus(signedInRes, 303);
+    const sid = signedInRes.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith(sessions.cookies.nameOf(s.org.id)));
+    if (!sid) throw new Error(`the sign-in set no session cookie: ${signedInRes.headers.getSetCookie()}`);
+    const code = new URL(signedInRes.headers.get('location')!).searchParams.get('code')!;
+    const tokens = await exchange(s, client, code, first.verifier);
+    await expectStatus(tokens, 200);
+    const idToken = String(tokens.json.id_token);
+    expect(decodeJwt(idToken).sid).toEqual(expect.any(String));
+
+    const silent = async () => {
+      const { url } = await authorizationUrl(as, client.client_id, { prompt: 'none' });
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: sid } });
+      await expectStatus(res, [302, 303]);
+      return new URL(res.headers.get('location')!).searchParams;
+    };
+    expect((await silent()).get('code')).toEqual(expect.any(String));
+    const res = await logout({ id_token_hint: idToken, post_logout_redirect_uri: LOGGED_OUT }, sid);
+    await expectStatus(res, 303);
+    expect((await silent()).get('error')).toBe('login_required');
+    await s.eventsNamed('PersonLoggedOut_v1');
+    expect(loggedOutOf(person.personId)).toHaveLength(1);
+  });
+
+  it("answers openid-client's end-session URL, found through discovery", async () => {
+    const u = await signedIn();
+    const config = await openid.discovery(new URL(s.url), client.client_id, client.client_secret, undefined, {
+      execute: [openid.allowInsecureRequests],
+    });
+    const url = openid.buildEndSessionUrl(config, {
+      id_token_hint: u.idToken,
+      post_logout_redirect_uri: LOGGED_OUT,
+      state: 'from-openid-client',
+    });
+    expect(`${url.origin}${url.pathname}`).toBe(`${s.url}/oauth2/logout`);
+    const res = await fetch(url, { redirect: 'manual', headers: { cookie: u.cookie } });
+    await expectStatus(res, 303);
+    expect(res.headers.get('location')).toBe(`${LOGGED_OUT}?state=from-openid-client`);
+    await expectEnded(u.secret);
   });
 
   it('takes the same request by POST', async () => {
