@@ -250,6 +250,7 @@ export {
   isPublicAddress,
 } from './net/address.ts';
 export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
+export { type PersonDisabling, personDisabled } from './persons/person-disabled.ts';
 // The plugin contract.
 export {
   definePlugin,

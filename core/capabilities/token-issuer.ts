@@ -93,6 +93,25 @@ export interface TokenRevocation {
 }
 
 /**
+ * An OpenID Connect ID token of this deployment, as a logout request's `id_token_hint` gives it: signed
+ * by the token keys, of this issuer, for a client. Possibly expired (RP-Initiated Logout 1.0 takes
+ * those).
+ */
+export interface VerifiedIdToken {
+  /** Its `oid`. */
+  orgId: string;
+  /** Its `aud`: the client it was issued to. */
+  clientId: string;
+  /** Its `sub`. */
+  personId: string;
+  /** Its `sid`: the sign-in session it came from, when it names one. */
+  sessionId?: string;
+  /** Its `iat` and `exp`, seconds since the epoch. */
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/**
  * What a back-channel logout token names (OpenID Connect Back-Channel Logout 1.0, section 2.4): the
  * client it is for, whose session of which person ended.
  */
@@ -134,6 +153,13 @@ export interface TokenIssuer {
    * call revoked it, false when it already was (of two racing calls, one gets true).
    */
   revoke(revocation: TokenRevocation, options?: { tx?: Transaction }): Promise<boolean>;
+  /**
+   * The claims of an ID token this deployment issued (signature with the token keys, `iss`, typ JWT, an
+   * `aud` that is a client and not an organization), expired or not; undefined for anything else: an
+   * identity token, an access token, a logout token, another issuer's, a forgery. Whether the client
+   * still exists is the caller's to check.
+   */
+  verifyIdToken(token: string): Promise<VerifiedIdToken | undefined>;
   /**
    * Signs a back-channel logout token, like an ID token (the deployment's token keys, ES256, `kid`,
    * `iss` PUBLIC_BASE_URL) with the header `typ: logout+jwt`: `aud` the client, `sub` the person, `sid`

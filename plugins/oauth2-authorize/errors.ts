@@ -53,6 +53,20 @@ export const AuthorizeErrors = defineErrors({
   },
   /** Mint: a scope the client may not have, offline_access without the refresh grant, a reserved claim. */
   INVALID_MINT_REQUEST: { status: 400, message: detail },
+  /** Sessions API: person_id names no person of this organization (never one, or deleted). */
+  SESSION_PERSON_NOT_FOUND: {
+    status: 404,
+    message: (personId: string) => `person_id: no person ${shown(personId)} in this organization`,
+  },
+  /** Sessions API: session_id names no live sign-in session of the person. */
+  SESSION_NOT_FOUND: {
+    status: 404,
+    message: (sessionId: string) => `session_id: the person has no live sign-in session ${shown(sessionId)}`,
+  },
+  /** Logout: a parameter breaks its rule (a bad id_token_hint, a post_logout_redirect_uri not registered). */
+  INVALID_LOGOUT_REQUEST: { status: 400, message: detail },
+  /** Logout: the confirmation did not come from the page this browser was shown (CSRF). */
+  LOGOUT_FORBIDDEN: { status: 403, message: detail },
   /** OAuth 2.0 consents API: a path parameter breaks its rule; the message names which. */
   INVALID_CONSENT_REQUEST: { status: 400, message: detail },
   /** OAuth 2.0 consents API: no person of that ID in this organization (another organization's included). */

@@ -15,13 +15,19 @@ import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
 import { oauth2ConsentRoutes } from './consent/routes.ts';
 import { createConsentStep } from './consent/step.ts';
 import { createOAuth2ConsentStore } from './consent/store.ts';
+import { endSessionRoutes } from './end-session/routes.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
 import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
+import { sessionApiRoutes } from './sessions/api-routes.ts';
 import { sessionCookies } from './sessions/cookie.ts';
+import { sessionEnding } from './sessions/end.ts';
+import { sessionEndedRelay } from './sessions/ended-relay.ts';
 import { createSessionStore } from './sessions/store.ts';
+import { sessionSweeper } from './sessions/sweeper.ts';
+import { sessionEndingTriggers } from './sessions/triggers.ts';
 import { createCodeStore } from './store/codes.ts';
 import { createFamilyStore } from './store/families.ts';
 import { createLoginStore } from './store/logins.ts';
@@ -68,7 +74,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       directory: personDirectory,
       authenticator: passwordAuthenticator,
     },
-    emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
+    emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1', 'PersonLoggedOut_v1'],
     async setup(ctx, { server, issuer, directory, authenticator }) {
       const s = oauth2AuthorizeSettings.resolve(ctx.settings, options);
       const ttlSeconds = s.OAUTH2_LOGIN_TTL_SECONDS;
@@ -78,6 +84,26 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const families = createFamilyStore({ storage, clock });
       const codes = createCodeStore({ storage, clock, secrets: ctx.secrets });
       const revokeFamily = createFamilyRevoker({ server, storage, clock });
+      const log = ctx.log.child({ component: 'oauth2-authorize' });
+      // Logout tokens to the clients of an ended sign-in session: `backchannel.send(notices, { tx })`.
+      const backchannel = createBackchannelLogout({
+        bus: ctx.bus,
+        delivery: ctx.delivery,
+        clock,
+        log,
+        issuer,
+        metrics: ctx.metrics,
+      });
+      const sessions = createSessionStore({
+        storage,
+        clock,
+        lifetimes: {
+          idleMs: s.OAUTH2_SESSION_IDLE_SECONDS * 1000,
+          absoluteMs: s.OAUTH2_SESSION_MAX_SECONDS * 1000,
+        },
+      });
+      // Every way a session ends (logout, the API, a lifetime, the person changed) finishes it here.
+      const finishSessions = sessionEnding({ directory, events: ctx.events, bus: ctx.bus });
       const issuing = {
         server,
         directory,
@@ -102,14 +128,6 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
 
       const consents = createOAuth2ConsentStore({ storage, clock });
       const logins = createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 });
-      const sessions = createSessionStore({
-        storage,
-        clock,
-        lifetimes: {
-          idleMs: s.OAUTH2_SESSION_IDLE_SECONDS * 1000,
-          absoluteMs: s.OAUTH2_SESSION_MAX_SECONDS * 1000,
-        },
-      });
       const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
       const routes = authorizeRoutes({
@@ -127,7 +145,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           sso: () => ctx.capability(hostedLoginSso),
           sessions,
           cookies,
-          ended: async () => {},
+          ended: (ended, rc) => finishSessions(ended, rc ? { request: rc } : {}),
           consent: createConsentStep({ consents, logins, baseUrl }),
           consents,
           secondStep: {
@@ -150,16 +168,6 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         cookieMaxAge: ttlSeconds,
         sessionCookies: cookies,
       });
-      const log = ctx.log.child({ component: 'oauth2-authorize' });
-      // Logout tokens to the clients of an ended sign-in session: `backchannel.send(notices, { tx })`.
-      const backchannel = createBackchannelLogout({
-        bus: ctx.bus,
-        delivery: ctx.delivery,
-        clock,
-        log,
-        issuer,
-        metrics: ctx.metrics,
-      });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       const consentRoutes = oauth2ConsentRoutes(ctx, {
         consents,
@@ -168,9 +176,34 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         server,
       });
       return {
-        routes: routes.use(mintRoutes(ctx, mint)).use(consentRoutes),
-        attach: [forgetDeletedPerson, revokePersonGrants(server)],
-        workers: [sweeper({ storage, clock, log, intervalMs: 600_000 }), backchannel.worker],
+        routes: routes
+          .use(mintRoutes(ctx, mint))
+          .use(consentRoutes)
+          .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory }))
+          .use(
+            endSessionRoutes({
+              server,
+              issuer,
+              sessions,
+              finish: finishSessions,
+              storage,
+              cookies,
+              readContext: requestContextReader(ctx.headers),
+              baseUrl,
+              style: await pageStyleSource(),
+            }),
+          ),
+        attach: [
+          forgetDeletedPerson,
+          revokePersonGrants(server),
+          ...sessionEndingTriggers(sessions, finishSessions),
+        ],
+        workers: [
+          sweeper({ storage, clock, log, intervalMs: 600_000 }),
+          sessionSweeper({ storage, sessions, finish: finishSessions, log, intervalMs: 60_000 }),
+          backchannel.worker,
+          sessionEndedRelay({ bus: ctx.bus, server, backchannel, log }),
+        ],
         sealed: [
           {
             name: 'oauth2_authorize_codes.id_token',

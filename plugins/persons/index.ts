@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { type PersonDirectory, personDirectory } from '../../core/capabilities/person-directory.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
+import { personDisabled } from '../../core/persons/person-disabled.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { groupRoutes } from './api/group-routes.ts';
@@ -32,7 +33,7 @@ export const persons = (options: PersonsOptions = {}) => {
     migrations,
     settings: personsSettings.schema,
     provides: { personDirectory },
-    declares: [beforePersonDeleted],
+    declares: [beforePersonDeleted, personDisabled],
     emits: ['PersonCreated_v1', 'PersonDeleted_v1', 'AnonymousPersonCreated_v1'],
     setup(ctx) {
       const s = personsSettings.resolve(ctx.settings, options);
@@ -42,6 +43,7 @@ export const persons = (options: PersonsOptions = {}) => {
         clock: ctx.clock,
         events: ctx.events,
         beforeDelete: (deletion) => ctx.hooks.run(beforePersonDeleted, deletion),
+        onDisabled: (disabling) => ctx.hooks.run(personDisabled, disabling),
       });
       const orgSettings = createSettingsStore(ctx.storage, ctx.clock);
       const lookup = createPersonLookup(ctx.storage);

@@ -13,6 +13,7 @@ import { TOKEN_KEYS_OWNER, tokenKeys } from './issue/keys.ts';
 import { createLogoutTokenSigner } from './issue/logout-token.ts';
 import { migrations } from './migrations/index.ts';
 import { type TokensOptions, tokensSettings } from './options.ts';
+import { createIdTokenVerifier } from './validation/id-token.ts';
 import { forgetDeletedPerson } from './validation/person-deleted.ts';
 import { revokeEarlierTokens } from './validation/person-revocation.ts';
 import { createRevoke } from './validation/revocation.ts';
@@ -63,6 +64,7 @@ export const tokens = (options: TokensOptions = {}) => {
         }),
         validate: (token, orgId) => validator.validate(token, orgId),
         revoke: createRevoke({ storage: ctx.storage, hooks: ctx.hooks, validator }),
+        verifyIdToken: createIdTokenVerifier({ keys, issuer: ctx.config.publicBaseUrl }),
         signLogoutToken: createLogoutTokenSigner({
           keys,
           clock: ctx.clock,

@@ -2,6 +2,7 @@ import { and, asc, count, eq, gt } from 'drizzle-orm';
 import type { PersonRecord } from '../../../core/capabilities/person-directory.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
 import type { PersonDeletion } from '../../../core/persons/before-person-deleted.ts';
+import type { PersonDisabling } from '../../../core/persons/person-disabled.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import type { PersonsListRequest } from '../api/list-query.ts';
@@ -22,6 +23,8 @@ export function createPersonStore(deps: {
   events: EventPublisher;
   /** Other plugins' clean-up of a person, in the deleting transaction (the beforePersonDeleted hook). */
   beforeDelete?: (deletion: PersonDeletion) => Promise<unknown>;
+  /** Other plugins' part of making a person inactive, in its transaction (the personDisabled hook). */
+  onDisabled?: (disabling: PersonDisabling) => Promise<unknown>;
 }) {
   const { storage, clock, events } = deps;
   const create = createPersonCreator({ storage, clock, events });
@@ -31,7 +34,7 @@ export function createPersonStore(deps: {
 
     get: (orgId: string, personId: string) => getIn(storage.db, orgId, personId),
 
-    upsert: createPersonUpsert({ storage, clock, create }),
+    upsert: createPersonUpsert({ storage, clock, create, onDisabled: deps.onDisabled }),
 
     /**
      * A page in creation order (after `after`, or from `offset`), and how many persons match in all:
@@ -67,6 +70,7 @@ export function createPersonStore(deps: {
           .where(and(eq(persons.orgId, orgId), eq(persons.personId, personId)))
           .returning({ id: persons.personId });
         if (updated.length === 0) throw PersonErrors.PERSON_NOT_FOUND(personId);
+        if (!active) await deps.onDisabled?.({ orgId, personId, tx });
         return getIn(tx.db, orgId, personId);
       });
     },

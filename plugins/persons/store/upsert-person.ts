@@ -4,6 +4,7 @@ import type {
   PersonHandle,
   PersonRecord,
 } from '../../../core/capabilities/person-directory.ts';
+import type { PersonDisabling } from '../../../core/persons/person-disabled.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { PersonErrors } from '../errors.ts';
@@ -13,7 +14,13 @@ import { ensureGroups } from './groups.ts';
 import { isUniqueViolation, refuseOtherRegion } from './handle-conflicts.ts';
 import { getIn } from './person-records.ts';
 
-export function createPersonUpsert(deps: { storage: Storage; clock: Clock; create: CreatePersons }) {
+export function createPersonUpsert(deps: {
+  storage: Storage;
+  clock: Clock;
+  create: CreatePersons;
+  /** The personDisabled hook, in the transaction that sets `active` false. */
+  onDisabled?: ((disabling: PersonDisabling) => Promise<unknown>) | undefined;
+}) {
   const { storage, clock, create } = deps;
 
   /**
@@ -57,11 +64,13 @@ export function createPersonUpsert(deps: { storage: Storage; clock: Clock; creat
     const [personId] = [...owners] as [string];
     try {
       const updated = await storage.transaction(async (tx) => {
-        if (given.active !== undefined)
+        if (given.active !== undefined) {
           await tx.db
             .update(persons)
             .set({ active: given.active, updatedAt: new Date(clock.now()) })
             .where(and(eq(persons.orgId, orgId), eq(persons.personId, personId)));
+          if (!given.active) await deps.onDisabled?.({ orgId, personId, tx });
+        }
         await tx.db
           .insert(personHandles)
           .values(
