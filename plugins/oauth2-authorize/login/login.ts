@@ -210,7 +210,19 @@ export function createLogin(deps: LoginDeps) {
       const session = await sessionSignIn.live(login.orgId, sessionSecret);
       const refuse = (error: string, description: string) =>
         answer(login, { error, error_description: description, state: login.state });
-      const why = session ? await signInNeeded(request, session) : 'no sign-in session in this browser';
+      // OIDC Core 3.1.2.1: id_token_hint names who the client believes is signed in; another person's
+      // session is not the one to answer it (prompt=none: login_required).
+      const hinted = request.idTokenHint ? await deps.issuer.verifyIdToken(request.idTokenHint) : undefined;
+      if (request.idTokenHint && (!hinted || hinted.orgId !== login.orgId))
+        return refuse(
+          'invalid_request',
+          'id_token_hint is not an ID token this service issued for this organization',
+        );
+      const why = !session
+        ? 'no sign-in session in this browser'
+        : hinted && hinted.personId !== session.personId
+          ? 'the person signed in is not the one id_token_hint names'
+          : await signInNeeded(request, session);
       if (session && why === undefined && sessionSecret) {
         if (await deps.consent.needed(login, request.client, session.personId)) {
           if (request.prompt.has('none'))

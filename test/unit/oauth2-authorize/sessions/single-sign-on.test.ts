@@ -225,3 +225,29 @@ describe('the claims parameter and acr_values (oidcc-claims-essential, OIDC Core
     expect(decodeJwt(String(res.json.id_token)).acr).toBe('urn:identity-service:acr:1fa');
   });
 });
+
+describe('id_token_hint (oidcc-id-token-hint)', () => {
+  test("answers for the hint's person, login_required for another's, invalid_request for a forged one", async () => {
+    const ada = await s.person();
+    const jar = new CookieJar();
+    const signed = await signIn(jar, s, first.client_id, ada);
+    const tokens = await exchange(s, first, (await callbackOf(signed.res)).get('code')!, signed.verifier);
+    expect(tokens.status, tokens.text).toBe(200);
+    const hint = String(tokens.json.id_token);
+    const same = await authorize(jar, s, second.client_id, { prompt: 'none', id_token_hint: hint });
+    expect((await callbackOf(same.res)).get('code')).toBeTruthy();
+
+    const bob = await s.person();
+    const other = new CookieJar();
+    await signIn(other, s, first.client_id, bob);
+    const mismatch = await authorize(other, s, second.client_id, { prompt: 'none', id_token_hint: hint });
+    expect((await callbackOf(mismatch.res)).get('error')).toBe('login_required');
+
+    const [h, p] = hint.split('.');
+    const forged = await authorize(jar, s, second.client_id, {
+      prompt: 'none',
+      id_token_hint: `${h}.${p}.AAAA`,
+    });
+    expect((await callbackOf(forged.res)).get('error')).toBe('invalid_request');
+  });
+});
