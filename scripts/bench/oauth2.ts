@@ -8,8 +8,8 @@
  */
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
-import { startEmbeddedService } from './embedded-service.ts';
 import { IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
+import { startEmbeddedService } from './service-process.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
 const FORM = 'grant_type=client_credentials&scope=read';

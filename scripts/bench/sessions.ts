@@ -13,8 +13,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { freePort } from '../free-port.ts';
-import { startEmbeddedService } from './embedded-service.ts';
 import { IMAGE_RUNTIME_ENV, ROOT, startChild } from './processes.ts';
+import { type ServiceProcess, startEmbeddedService, startPostgresService } from './service-process.ts';
 import { fmtMs, fmtRate, percentile, row } from './stats.ts';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -143,14 +143,16 @@ async function silentPair(
   return { authorize: t1 - t0, exchange: performance.now() - t1 };
 }
 
-/** The service on its embedded PGlite, with a client and a person of a password. */
-async function service(): Promise<Target> {
-  const s = await startEmbeddedService({
-    // Limits against guessing and floods, not what this measures (one address sends everything).
-    OAUTH2_AUTHORIZE_RATE_LIMIT: '1000000/1000000',
-    PASSWORD_HANDLE_RATE_LIMIT: '1000000/1000000',
-    PASSWORD_ADDRESS_RATE_LIMIT: '1000000/1000000',
-  });
+/** Limits against guessing and floods, not what this measures (one address sends everything). */
+const UNLIMITED = {
+  OAUTH2_AUTHORIZE_RATE_LIMIT: '1000000/1000000',
+  PASSWORD_HANDLE_RATE_LIMIT: '1000000/1000000',
+  PASSWORD_ADDRESS_RATE_LIMIT: '1000000/1000000',
+};
+
+/** The service started by `start`, with a client and a person of a password. */
+async function service(name: string, start: () => Promise<ServiceProcess>): Promise<Target> {
+  const s = await start();
   try {
     const { result: client } = (await s.admin('POST', '/oauth2/clients', {
       client_name: 'bench',
@@ -187,7 +189,7 @@ async function service(): Promise<Target> {
 
     const browsers: Browser[] = [];
     return {
-      name: 'this service',
+      name,
       async signIn(n) {
         for (let i = browsers.length; i < n; i++) {
           const browser = new Browser();
@@ -290,6 +292,15 @@ const p = (xs: number[]) => {
 const median = (runs: Run[]) =>
   [...runs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(runs.length / 2)]!;
 
+/** A row: an operation, how many at a time, and the row it compares with (node-oidc-provider's). */
+interface Measured {
+  name: string;
+  op: (w: number) => Promise<Legs>;
+  inflight: number;
+  versus?: Measured;
+  runs: Run[];
+}
+
 /** silent prompt=none authorizations/s with their code exchange, beside node-oidc-provider and the password round trip. */
 export async function benchSessions(o: {
   seconds: number;
@@ -297,41 +308,51 @@ export async function benchSessions(o: {
   rounds: number;
   /** Authorizations at most per row and round. */
   max: number;
+  /** Rows of the service on Postgres too. */
+  databaseUrl?: string;
 }): Promise<string> {
   const targets: Target[] = [];
   try {
-    targets.push(await service(), await oidcProvider());
-    const [ours, theirs] = targets as [Target, Target];
+    const embedded = await service('this service on PGlite', () => startEmbeddedService(UNLIMITED));
+    targets.push(embedded);
+    if (o.databaseUrl) {
+      const url = o.databaseUrl;
+      targets.push(await service('this service on Postgres', () => startPostgresService(url, UNLIMITED)));
+    }
+    const provider = await oidcProvider();
+    targets.push(provider);
     for (const t of targets) {
       await t.signIn(o.inflight);
       for (let i = 0; i < WARM_UP; i++) await t.silent(0);
     }
-    for (let i = 0; i < 3; i++) await ours.password!();
+    for (let i = 0; i < 3; i++) await embedded.password!();
 
-    type Measured = { name: string; runs: Run[] };
-    const rows: Measured[] = [
-      { name: `this service: silent authorization + code exchange, one at a time`, runs: [] },
-      { name: `node-oidc-provider 9: the same, one at a time`, runs: [] },
-      { name: `this service: silent, ${o.inflight} browsers in flight`, runs: [] },
-      { name: `node-oidc-provider 9: silent, ${o.inflight} browsers in flight`, runs: [] },
-      { name: `this service: password round trip (page, form, exchange), one at a time`, runs: [] },
-      { name: `this service: password round trip, ${o.inflight} in flight`, runs: [] },
-    ];
-    const plan: Array<() => Promise<Run>> = [
-      () => drive((w) => ours.silent(w), 1, o.seconds, o.max),
-      () => drive((w) => theirs.silent(w), 1, o.seconds, o.max),
-      () => drive((w) => ours.silent(w), o.inflight, o.seconds, o.max),
-      () => drive((w) => theirs.silent(w), o.inflight, o.seconds, o.max),
-      () => drive(() => ours.password!(), 1, o.seconds, o.max),
-      () => drive(() => ours.password!(), o.inflight, o.seconds, o.max),
-    ];
+    const rows: Measured[] = [];
+    const silentRows = (inflight: number, what: string) => {
+      const of = targets.map(
+        (t): Measured => ({ name: `${t.name}: ${what}`, op: (w) => t.silent(w), inflight, runs: [] }),
+      );
+      const versus = of.at(-1)!;
+      for (const r of of) r.versus = versus;
+      rows.push(...of);
+    };
+    silentRows(1, 'silent authorization + code exchange, one at a time');
+    silentRows(o.inflight, `silent, ${o.inflight} browsers in flight`);
+    const password = (inflight: number, what: string): Measured => ({
+      name: `${embedded.name}: password round trip (page, form, exchange), ${what}`,
+      op: () => embedded.password!(),
+      inflight,
+      runs: [],
+    });
+    const passwordOne = password(1, 'one at a time');
+    const passwordMany = password(o.inflight, `${o.inflight} in flight`);
+    rows.push(passwordOne, passwordMany);
+
     for (let r = 0; r < o.rounds; r++)
-      for (const [i, measure] of plan.entries()) rows[i]!.runs.push(await measure());
+      for (const x of rows) x.runs.push(await drive(x.op, x.inflight, o.seconds, o.max));
 
-    const m = rows.map((x) => median(x.runs));
-    const versus = [m[1], m[1], m[3], m[3], undefined, undefined];
-    const lines = rows.map((x, i) => {
-      const run = m[i]!;
+    const lines = rows.map((x) => {
+      const run = median(x.runs);
       const pair = p(run.pair);
       const a = p(run.authorize);
       const e = p(run.exchange);
@@ -342,13 +363,14 @@ export async function benchSessions(o: {
         fmtMs(pair.p99),
         `${fmtMs(a.p50)} / ${fmtMs(a.p99)}`,
         `${fmtMs(e.p50)} / ${fmtMs(e.p99)}`,
-        i < 4 ? (run.perSecond / versus[i]!.perSecond).toFixed(2) : '',
+        x.versus ? (run.perSecond / median(x.versus.runs).perSecond).toFixed(2) : '',
         x.runs.map((y) => fmtRate(y.perSecond)).join(', '),
       ]);
     });
-    const times = (a: Run, b: Run) => (a.perSecond / b.perSecond).toFixed(1);
+    const times = (a: Measured, b: Measured) =>
+      (median(a.runs).perSecond / median(b.runs).perSecond).toFixed(1);
     return [
-      `One silent authorization is what a signed-in browser and the client's back end do: GET /oauth2/authorize with \`prompt=none\`, PKCE (S256), state and nonce, scope \`${SCOPE}\`, and the browser's session cookie, answered by a 302 to the client with a code and no page (the session found by its cookie's digest, the person checked active, the ID token minted through the token issuer with the token_minted hook point and TokenMinted_v1, the session's use recorded, the code stored), then the code exchanged at POST /oauth2/tokens with client_secret_basic (burnt, PKCE checked, an ES256 access token, a refresh token, the ES256 ID token). The service is the real entry (\`bun entry/bun.ts\`) on its embedded PGlite in a temporary data directory, in its own process; node-oidc-provider (oidc-provider 9, NODE_ENV=production, on node:http in its own Bun process, its default in-memory adapter) does the same for one account whose session and grant its interaction made once (scripts/bench/oidc-provider-sessions.ts), with ES256 ID tokens, ES256 JWT access tokens (resource indicators) and a refresh token. Each browser signed in once by the password form (the service) or the interaction (node-oidc-provider) before the measure; "${o.inflight} browsers in flight" is ${o.inflight} such browsers, a session each. The password round trip is a fresh browser's: the page, the form posted with its cookie and csrf_token (argon2id at the default cost, m=19 MiB t=2, a session started), the code exchanged. Every server runs with MIMALLOC_PURGE_DELAY=${IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY}; the client is this benchmark's Bun process (fetch, keep-alive), on the same two cores. The servers are loaded in turn, ${o.seconds} s or ${o.max.toLocaleString('en')} authorizations a row, whichever ends first, for ${o.rounds} rounds after ${WARM_UP} unmeasured ones; a row is its median round (every round's rate in the last column). Load average ${loadavg()[0]!.toFixed(1)} on ${navigator.hardwareConcurrency} cores when it ended.`,
+      `One silent authorization is what a signed-in browser and the client's back end do: GET /oauth2/authorize with \`prompt=none\`, PKCE (S256), state and nonce, scope \`${SCOPE}\`, and the browser's session cookie, answered by a 302 to the client with a code and no page (the session found by its cookie's digest, the person checked active, the ID token minted through the token issuer with the token_minted hook point and TokenMinted_v1, the session's use recorded, the code stored), then the code exchanged at POST /oauth2/tokens with client_secret_basic (burnt, PKCE checked, an ES256 access token, a refresh token, the ES256 ID token). The service is the real entry (\`bun entry/bun.ts\`, every plugin of service.config.ts, LOG_LEVEL=warn) in its own process, on its embedded PGlite in a temporary data directory${o.databaseUrl ? ', and again on Postgres (a schema of its own, the Postgres-backed queue, metrics on)' : ''}; node-oidc-provider (oidc-provider 9, NODE_ENV=production, on node:http in its own Bun process, its default in-memory adapter) does the same for one account whose session and grant its interaction made once (scripts/bench/oidc-provider-sessions.ts), with ES256 ID tokens, ES256 JWT access tokens (resource indicators) and a refresh token. Each browser signed in once by the password form (the service) or the interaction (node-oidc-provider) before the measure; "${o.inflight} browsers in flight" is ${o.inflight} such browsers, a session each. The password round trip is a fresh browser's: the page, the form posted with its cookie and csrf_token (argon2id at the default cost, m=19 MiB t=2, a session started), the code exchanged. Every server runs with MIMALLOC_PURGE_DELAY=${IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY}; the client is this benchmark's Bun process (fetch, keep-alive), on the same two cores. The servers are loaded in turn, ${o.seconds} s or ${o.max.toLocaleString('en')} authorizations a row, whichever ends first, for ${o.rounds} rounds after ${WARM_UP} unmeasured ones; a row is its median round (every round's rate in the last column). Load average ${loadavg()[0]!.toFixed(1)} on ${navigator.hardwareConcurrency} cores when it ended.`,
       '',
       row([
         'path',
@@ -363,7 +385,7 @@ export async function benchSessions(o: {
       row(['---', '---', '---', '---', '---', '---', '---', '---']),
       ...lines,
       '',
-      `With a session, the service answered ${times(m[0]!, m[4]!)} times as many authorizations one at a time as the password round trip, and ${times(m[2]!, m[5]!)} times as many with ${o.inflight} in flight. "authorize" is the browser's part: the one GET for a silent authorization, the page and the form for the password round trip.`,
+      `On PGlite, with a session the service answered ${times(rows[0]!, passwordOne)} times as many authorizations one at a time as the password round trip, and ${times(rows[targets.length]!, passwordMany)} times as many with ${o.inflight} in flight. "authorize" is the browser's part: the one GET for a silent authorization, the page and the form for the password round trip.`,
     ].join('\n');
   } finally {
     for (const t of targets) await t.stop();
