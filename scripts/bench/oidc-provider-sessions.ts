@@ -5,12 +5,13 @@
  * configures them), a refresh token with every code as the service answers one, and one account. Its
  * interaction (GET /interaction/{uid}) signs that account in without a page and grants what was asked:
  * the browser then holds a session (its `_session` cookie) and the client a grant, so `prompt=none`
- * answers a code without an interaction. Served by node:http on this runtime, its default in-memory
- * adapter keeping sessions, grants and codes.
+ * answers a code without an interaction. Served by node:http on this runtime; sessions, grants, codes
+ * and refresh tokens are kept in memory (oidc-provider-memory.ts).
  */
 import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { unboundedMemoryAdapter } from './oidc-provider-memory.ts';
 
 const port = Number(process.env.PORT ?? 0);
 const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -20,6 +21,7 @@ const resource = 'https://api.bench.example';
 const ACCOUNT = 'bench-account';
 
 const provider = new Provider(issuer, {
+  adapter: unboundedMemoryAdapter(),
   clients: [
     {
       client_id: 'bench-client',

@@ -18,6 +18,8 @@ export interface ServiceProcess {
   base: string;
   orgId: string;
   apiKey: string;
+  /** The server's processes (one). */
+  pids(): number[];
   /** A JSON request as the organization (its id and API key); throws unless 2xx, answers the body. */
   admin(method: string, path: string, body?: unknown): Promise<unknown>;
   stop(): Promise<void>;
@@ -66,6 +68,7 @@ export async function startEmbeddedService(env: Record<string, string> = {}): Pr
       base,
       orgId,
       apiKey,
+      pids: () => [started.pid],
       admin: adminOf(base, orgId, apiKey),
       async stop() {
         await started.stop();
@@ -110,6 +113,7 @@ export async function startPostgresService(
         base: servers.base,
         orgId: org.organization_id,
         apiKey: org.api_key,
+        pids: servers.pids,
         admin: adminOf(servers.base, org.organization_id, org.api_key),
         async stop() {
           await servers.stop();

@@ -13,6 +13,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { freePort } from '../free-port.ts';
+import { cpuSeconds } from './cpu.ts';
 import { IMAGE_RUNTIME_ENV, ROOT, startChild } from './processes.ts';
 import { type ServiceProcess, startEmbeddedService, startPostgresService } from './service-process.ts';
 import { fmtMs, fmtRate, percentile, row } from './stats.ts';
@@ -93,6 +94,8 @@ interface Legs {
 /** A server measured: the token request, and the silent authorization of worker `w`'s browser. */
 interface Target {
   name: string;
+  /** The server's processes, whose CPU time is counted. */
+  pids(): number[];
   /** Signs `browsers` browsers in (one session each), before the measure. */
   signIn(browsers: number): Promise<void>;
   silent(w: number): Promise<Legs>;
@@ -190,6 +193,7 @@ async function service(name: string, start: () => Promise<ServiceProcess>): Prom
     const browsers: Browser[] = [];
     return {
       name,
+      pids: s.pids,
       async signIn(n) {
         for (let i = browsers.length; i < n; i++) {
           const browser = new Browser();
@@ -227,6 +231,7 @@ async function oidcProvider(): Promise<Target> {
   const browsers: Browser[] = [];
   return {
     name: 'node-oidc-provider',
+    pids: () => [child.pid],
     async signIn(n) {
       for (let i = browsers.length; i < n; i++) {
         const browser = new Browser();
@@ -252,6 +257,8 @@ async function oidcProvider(): Promise<Target> {
 
 interface Run {
   perSecond: number;
+  /** CPU milliseconds the server's processes used per authorization. */
+  cpuMs: number;
   pair: number[];
   authorize: number[];
   exchange: number[];
@@ -260,11 +267,14 @@ interface Run {
 /** `op` by `inflight` loops for `seconds` or `max` operations, whichever ends first. */
 async function drive(
   op: (w: number) => Promise<Legs>,
+  pids: number[],
   inflight: number,
   seconds: number,
   max: number,
 ): Promise<Run> {
-  const run: Run = { perSecond: 0, pair: [], authorize: [], exchange: [] };
+  const run: Run = { perSecond: 0, cpuMs: 0, pair: [], authorize: [], exchange: [] };
+  const cpu = () => pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? Number.NaN), 0);
+  const cpu0 = cpu();
   let started = 0;
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
@@ -281,6 +291,7 @@ async function drive(
     }),
   );
   run.perSecond = (run.pair.length / (performance.now() - t0)) * 1000;
+  run.cpuMs = ((cpu() - cpu0) * 1000) / run.pair.length;
   return run;
 }
 
@@ -296,6 +307,7 @@ const median = (runs: Run[]) =>
 interface Measured {
   name: string;
   op: (w: number) => Promise<Legs>;
+  pids: () => number[];
   inflight: number;
   versus?: Measured;
   runs: Run[];
@@ -330,7 +342,13 @@ export async function benchSessions(o: {
     const rows: Measured[] = [];
     const silentRows = (inflight: number, what: string) => {
       const of = targets.map(
-        (t): Measured => ({ name: `${t.name}: ${what}`, op: (w) => t.silent(w), inflight, runs: [] }),
+        (t): Measured => ({
+          name: `${t.name}: ${what}`,
+          op: (w) => t.silent(w),
+          pids: t.pids,
+          inflight,
+          runs: [],
+        }),
       );
       const versus = of.at(-1)!;
       for (const r of of) r.versus = versus;
@@ -341,6 +359,7 @@ export async function benchSessions(o: {
     const password = (inflight: number, what: string): Measured => ({
       name: `${embedded.name}: password round trip (page, form, exchange), ${what}`,
       op: () => embedded.password!(),
+      pids: embedded.pids,
       inflight,
       runs: [],
     });
@@ -349,7 +368,7 @@ export async function benchSessions(o: {
     rows.push(passwordOne, passwordMany);
 
     for (let r = 0; r < o.rounds; r++)
-      for (const x of rows) x.runs.push(await drive(x.op, x.inflight, o.seconds, o.max));
+      for (const x of rows) x.runs.push(await drive(x.op, x.pids(), x.inflight, o.seconds, o.max));
 
     const lines = rows.map((x) => {
       const run = median(x.runs);
@@ -363,6 +382,7 @@ export async function benchSessions(o: {
         fmtMs(pair.p99),
         `${fmtMs(a.p50)} / ${fmtMs(a.p99)}`,
         `${fmtMs(e.p50)} / ${fmtMs(e.p99)}`,
+        fmtMs(run.cpuMs),
         x.versus ? (run.perSecond / median(x.versus.runs).perSecond).toFixed(2) : '',
         x.runs.map((y) => fmtRate(y.perSecond)).join(', '),
       ]);
@@ -370,7 +390,7 @@ export async function benchSessions(o: {
     const times = (a: Measured, b: Measured) =>
       (median(a.runs).perSecond / median(b.runs).perSecond).toFixed(1);
     return [
-      `One silent authorization is what a signed-in browser and the client's back end do: GET /oauth2/authorize with \`prompt=none\`, PKCE (S256), state and nonce, scope \`${SCOPE}\`, and the browser's session cookie, answered by a 302 to the client with a code and no page (the session found by its cookie's digest, the person checked active, the ID token minted through the token issuer with the token_minted hook point and TokenMinted_v1, the session's use recorded, the code stored), then the code exchanged at POST /oauth2/tokens with client_secret_basic (burnt, PKCE checked, an ES256 access token, a refresh token, the ES256 ID token). The service is the real entry (\`bun entry/bun.ts\`, every plugin of service.config.ts, LOG_LEVEL=warn) in its own process, on its embedded PGlite in a temporary data directory${o.databaseUrl ? ', and again on Postgres (a schema of its own, the Postgres-backed queue, metrics on)' : ''}; node-oidc-provider (oidc-provider 9, NODE_ENV=production, on node:http in its own Bun process, its default in-memory adapter) does the same for one account whose session and grant its interaction made once (scripts/bench/oidc-provider-sessions.ts), with ES256 ID tokens, ES256 JWT access tokens (resource indicators) and a refresh token. Each browser signed in once by the password form (the service) or the interaction (node-oidc-provider) before the measure; "${o.inflight} browsers in flight" is ${o.inflight} such browsers, a session each. The password round trip is a fresh browser's: the page, the form posted with its cookie and csrf_token (argon2id at the default cost, m=19 MiB t=2, a session started), the code exchanged. Every server runs with MIMALLOC_PURGE_DELAY=${IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY}; the client is this benchmark's Bun process (fetch, keep-alive), on the same two cores. The servers are loaded in turn, ${o.seconds} s or ${o.max.toLocaleString('en')} authorizations a row, whichever ends first, for ${o.rounds} rounds after ${WARM_UP} unmeasured ones; a row is its median round (every round's rate in the last column). Load average ${loadavg()[0]!.toFixed(1)} on ${navigator.hardwareConcurrency} cores when it ended.`,
+      `One silent authorization is what a signed-in browser and the client's back end do: GET /oauth2/authorize with \`prompt=none\`, PKCE (S256), state and nonce, scope \`${SCOPE}\`, and the browser's session cookie, answered by a 302 to the client with a code and no page (the session found by its cookie's digest, the person checked active, the ID token minted through the token issuer with the token_minted hook point and TokenMinted_v1, the session's use recorded, the code stored), then the code exchanged at POST /oauth2/tokens with client_secret_basic (burnt, PKCE checked, an ES256 access token, a refresh token, the ES256 ID token). The service is the real entry (\`bun entry/bun.ts\`, every plugin of service.config.ts, LOG_LEVEL=warn) in its own process, on its embedded PGlite in a temporary data directory${o.databaseUrl ? ', and again on Postgres (a schema of its own, the Postgres-backed queue, metrics on)' : ''}; node-oidc-provider (oidc-provider 9, NODE_ENV=production, on node:http in its own Bun process, in memory: a Map adapter, scripts/bench/oidc-provider-memory.ts) does the same for one account whose session and grant its interaction made once (scripts/bench/oidc-provider-sessions.ts), with ES256 ID tokens, ES256 JWT access tokens (resource indicators) and a refresh token. Each browser signed in once by the password form (the service) or the interaction (node-oidc-provider) before the measure; "${o.inflight} browsers in flight" is ${o.inflight} such browsers, a session each. The password round trip is a fresh browser's: the page, the form posted with its cookie and csrf_token (argon2id at the default cost, m=19 MiB t=2, a session started), the code exchanged. Every server runs with MIMALLOC_PURGE_DELAY=${IMAGE_RUNTIME_ENV.MIMALLOC_PURGE_DELAY}; the client is this benchmark's Bun process (fetch, keep-alive), on the same two cores. The servers are loaded in turn, ${o.seconds} s or ${o.max.toLocaleString('en')} authorizations a row, whichever ends first, for ${o.rounds} rounds after ${WARM_UP} unmeasured ones; a row is its median round (every round's rate in the last column). "server CPU ms each" is the CPU time the server's process used (every thread, read from /proc) per authorization: on a shared machine it moves less than the rates do; on Postgres the database's own time is not in it. Load average ${loadavg()[0]!.toFixed(1)} on ${navigator.hardwareConcurrency} cores when it ended.`,
       '',
       row([
         'path',
@@ -379,10 +399,11 @@ export async function benchSessions(o: {
         'p99 ms',
         'authorize p50 / p99 ms',
         'code exchange p50 / p99 ms',
+        'server CPU ms each',
         'times node-oidc-provider',
         'rounds',
       ]),
-      row(['---', '---', '---', '---', '---', '---', '---', '---']),
+      row(['---', '---', '---', '---', '---', '---', '---', '---', '---']),
       ...lines,
       '',
       `On PGlite, with a session the service answered ${times(rows[0]!, passwordOne)} times as many authorizations one at a time as the password round trip, and ${times(rows[targets.length]!, passwordMany)} times as many with ${o.inflight} in flight. "authorize" is the browser's part: the one GET for a silent authorization, the page and the form for the password round trip.`,
