@@ -42,7 +42,7 @@ const sections: Record<string, () => Promise<string>> = {
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
   ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
   oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64, rounds: 3 }),
-  sessions: () => benchSessions({ seconds: 3, inflight: 8, rounds: 3, max: 5000, databaseUrl }),
+  sessions: () => benchSessions({ seconds: 5, inflight: 8, rounds: 3, max: 5000, databaseUrl }),
   mail: () => benchMail({ seconds: 3, inflight: 32, persons: 200, serial: 50 }),
 };
 
