@@ -2,10 +2,11 @@
  * Silent authorizations with a sign-in session, over HTTP: a browser signed in once (its session cookie)
  * sends GET /oauth2/authorize with prompt=none and PKCE, gets a 302 to the client with a code and no
  * page, and the client's back end exchanges the code (client_secret_basic). The service (the real entry
- * on its embedded PGlite, in its own process) beside node-oidc-provider doing the same in its own process
- * (scripts/bench/oidc-provider-sessions.ts), and beside the service's password round trip (the page, the
- * form with its argon2id check, the exchange). The servers are loaded in turn, round after round, and a
- * row is its median round, as the oauth2 section does.
+ * in its own process, on its embedded PGlite, and on Postgres when given a database) beside
+ * node-oidc-provider doing the same in its own process (scripts/bench/oidc-provider-sessions.ts), and
+ * beside the service's password round trip (the page, the form with its argon2id check, the exchange).
+ * The servers are loaded in turn, round after round, and a row is its median round, as the oauth2
+ * section does; each row also counts the server process's CPU time per authorization.
  *
  * `npm run bench -- sessions`.
  */
