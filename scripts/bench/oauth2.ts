@@ -6,11 +6,10 @@
  * The servers are loaded in turn, round after round, and each row is the median round: on a shared
  * machine the load of the moment moves every server alike, not whichever happened to run then.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
-import { type Child, embeddedServiceEnv, IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
+import { IMAGE_RUNTIME_ENV, ROOT, runLoad, startChild } from './processes.ts';
+import { startEmbeddedService } from './service-process.ts';
 import { fmtMs, fmtRate, row } from './stats.ts';
 
 const FORM = 'grant_type=client_credentials&scope=read';
@@ -63,51 +62,21 @@ async function oidcProvider(): Promise<Target> {
 }
 
 async function service(): Promise<Target> {
-  const dir = mkdtempSync(join(tmpdir(), 'ids-bench-oauth2-'));
-  const port = String(await freePort());
-  let child: Child | undefined;
+  const started = await startEmbeddedService();
   try {
-    child = await startChild(
-      [process.execPath, join(ROOT, 'entry/bun.ts')],
-      embeddedServiceEnv(port, dir),
-      /Service-API-Key: \S+/,
-      // A first start makes the embedded database: slow on a busy machine.
-      180_000,
-    );
-    const base = `http://127.0.0.1:${port}`;
-    while (
-      !(await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    )
-      await Bun.sleep(50);
-    const out = child.output();
-    const orgId = out.match(/Service-OrgID: (\S+)/)![1]!;
-    const apiKey = out.match(/Service-API-Key: (\S+)/)![1]!;
-    const made = await fetch(`${base}/oauth2/clients`, {
-      method: 'POST',
-      headers: { 'Service-OrgID': orgId, 'Service-API-Key': apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'bench', scopes: ['read'], grant_types: ['client_credentials'] }),
-    });
-    const text = await made.text();
-    if (made.status !== 201) throw new Error(`POST /oauth2/clients answered ${made.status} ${text}`);
-    const { client_id, client_secret } = JSON.parse(text).result as {
-      client_id: string;
-      client_secret: string;
-    };
-    const started = child;
+    const made = (await started.admin('POST', '/oauth2/clients', {
+      client_name: 'bench',
+      scopes: ['read'],
+      grant_types: ['client_credentials'],
+    })) as { result: { client_id: string; client_secret: string } };
+    const { client_id, client_secret } = made.result;
     return {
-      url: `${base}/oauth2/tokens`,
+      url: `${started.base}/oauth2/tokens`,
       headers: formHeaders(client_id, client_secret),
-      async stop() {
-        await started.stop();
-        rmSync(dir, { recursive: true, force: true });
-      },
+      stop: started.stop,
     };
   } catch (e) {
-    await child?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await started.stop();
     throw e;
   }
 }

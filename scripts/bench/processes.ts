@@ -13,6 +13,7 @@ export const IMAGE_RUNTIME_ENV = {
 };
 
 export interface Child {
+  pid: number;
   output: () => string;
   stop: () => Promise<void>;
 }
@@ -60,6 +61,7 @@ export async function startChild(
     await Bun.sleep(25);
   }
   return {
+    pid: proc.pid,
     output: () => out,
     stop: async () => {
       proc.kill('SIGTERM');
