@@ -215,6 +215,9 @@ describe('the second step of a sign-in', () => {
       authenticated_methods: ['password'],
     });
     expect(await s.eventsNamed('TokenMinted_v1', 0)).toHaveLength(0);
+    // The hosted login asks secondStep: never nothing under required, so nobody gets in on one factor.
+    const completion = s.service.ctx.capability(signInCompletion);
+    expect(await completion?.secondStep(s.org.id, bob.personId)).toEqual(['totp']);
   });
 
   it('refuses the password when the policy does not allow it, before checking it', async () => {
