@@ -2,7 +2,7 @@
 // person named in `enrolled` for a TOTP code and accepts `good` as it, as a factor plugin would.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { decodeJwt } from 'jose';
-import { signInCompletion } from '../../../../core/capabilities/sign-in-completion.ts';
+import { personCredentials } from '../../../../core/factors/credentials.ts';
 import { checkSecondFactor } from '../../../../core/factors/second-factor.ts';
 import { definePlugin } from '../../../../core/plugin.ts';
 import { expectStatus } from '../../../helpers/expect-status.ts';
@@ -10,24 +10,29 @@ import { type AuthorizeService, exchange, type MadeClient, startAuthorizeService
 import { CookieJar, callbackOf, csrfOf, postPage, signIn } from './browser-jar.ts';
 
 const enrolled = new Set<string>();
-let passwordAllowed = true;
 const good = '246810';
 const checked: string[] = [];
 
+// The real factors plugin (among the identity plugins) asks the second step; this probe is the TOTP
+// plugin's part of it: enrolled persons' credentials and the check of their codes.
 const secondFactorProbe = definePlugin({
   id: 'second-factor-probe',
-  provides: { completion: signInCompletion },
   setup: () => ({
-    provide: {
-      completion: {
-        allows: async (_orgId, method) => method !== 'password' || passwordAllowed,
-        secondStep: async (_orgId, personId) => (enrolled.has(personId) ? ['totp'] : []),
-        afterFirstFactor: async () => {
-          throw new Error('the hosted login does not call afterFirstFactor');
-        },
-      },
-    },
     attach: [
+      personCredentials.attach({
+        run: ({ personId }) =>
+          enrolled.has(personId)
+            ? [
+                {
+                  credentialId: `probe-${personId}`,
+                  type: 'totp',
+                  createdAt: 0,
+                  firstFactor: false,
+                  secondFactor: true,
+                },
+              ]
+            : [],
+      }),
       checkSecondFactor.attach({
         match: (i) => i.method === 'totp',
         run: (i) => {
@@ -53,7 +58,16 @@ let client: MadeClient;
 beforeAll(async () => {
   s = await startAuthorizeService({ plugins: [secondFactorProbe] });
   client = await s.createClient();
+  await setPolicy(['password', 'webauthn']);
 });
+
+/** The organization's authentication policy: these first factors, a TOTP asked of the enrolled. */
+async function setPolicy(firstFactors: string[]) {
+  const res = await s.call('PUT', '/organizations/authentication-policy', {
+    body: { first_factors: firstFactors, second_factor: 'optional', second_factors: ['totp'] },
+  });
+  await expectStatus(res, 200);
+}
 afterAll(() => s.stop());
 
 describe('the second step of the hosted login', () => {
@@ -124,14 +138,14 @@ describe('the second step of the hosted login', () => {
   });
 
   test('a password is refused, unchecked, when the policy leaves it out of the first factors', async () => {
-    passwordAllowed = false;
+    await setPolicy(['webauthn']);
     try {
       const jar = new CookieJar();
       const { res } = await signIn(jar, s, client.client_id, await s.person());
       await expectStatus(res.clone(), 403);
       expect(await res.text()).toContain('Signing in with a password is not offered here.');
     } finally {
-      passwordAllowed = true;
+      await setPolicy(['password', 'webauthn']);
     }
   });
 });
