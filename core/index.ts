@@ -89,6 +89,7 @@ export {
   type TokenIssuer,
   type TokenRevocation,
   tokenIssuer,
+  type VerifiedIdToken,
 } from './capabilities/token-issuer.ts';
 export { type Config, ConfigError, type Env } from './config.ts';
 export {
@@ -349,6 +350,7 @@ export {
   requestedResource,
   resourceRefusal,
 } from './tokens/audience.ts';
+export { ACR, acrOf, acrSatisfies, amrOf } from './tokens/authentication-context.ts';
 export {
   beforeTokenIssued,
   type TokenAuthentication,
