@@ -35,6 +35,16 @@ export interface SignInCompletion {
     rc: RequestContext;
     prevAnonymousPersonId?: string;
   }): Promise<CompletedSignIn>;
+  /**
+   * The person and the second factors of an open mfa_token of this organization (not used, not
+   * expired), or undefined: for factor plugins whose second step needs the person before the check (the
+   * passkey options of POST /authenticate/mfa/webauthn-options, the code POST /authenticate/mfa/email
+   * sends). It does not use the token up.
+   */
+  pending(
+    orgId: string,
+    mfaToken: string,
+  ): Promise<{ personId: string; methods: SecondFactor[] } | undefined>;
 }
 
 /** Provided by the factors plugin. */
