@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type { Env } from '../../../core/config.ts';
+import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import { checkSecondFactor, type SecondFactorOutcome } from '../../../core/factors/second-factor.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { PluginDefinition } from '../../../core/plugin.ts';
+import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
 import { type TotpOptions, totp } from '../../../plugins/totp/index.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -58,7 +60,8 @@ export const contextFrom = (clientIp?: string): RequestContext => ({
 const START = Date.parse('2026-03-01T10:00:05Z');
 
 /**
- * A service with the real persons, tokens and password plugins and the TOTP plugin, on a manual clock,
+ * A service with the default identity plugins (persons, tokens, password, factors) and the TOTP plugin,
+ * every event published kept, on a manual clock,
  * and a second organization (the hostile one) with its own key.
  */
 export async function totpService(o: { env?: Env; totp?: TotpOptions; extra?: PluginDefinition[] } = {}) {
@@ -68,6 +71,18 @@ export async function totpService(o: { env?: Env; totp?: TotpOptions; extra?: Pl
     env: { TRUSTED_PROXY_HOPS: '1', ...o.env },
     definition: { plugins: [...identityPlugins(), totp(o.totp), ...(o.extra ?? [])] },
   });
+  const events: ServiceEvent[] = [];
+  const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m: Delivered<ServiceEvent>) => {
+    events.push(m.payload);
+    return ack();
+  });
+  /** The events of that name seen so far, waiting up to 5 s for at least `count`. */
+  async function eventsNamed(name: string, count = 1): Promise<ServiceEvent[]> {
+    const deadline = Date.now() + 5000;
+    const pick = () => events.filter((e) => e.event_metadata.event_name === name);
+    while (pick().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return pick();
+  }
   const other = await t.service.ctx.orgs.create('Mallory Inc');
   const asOther: CallOptions = { orgId: other.organization.id, key: other.apiKey };
   let seq = 0;
@@ -117,7 +132,22 @@ export async function totpService(o: { env?: Env; totp?: TotpOptions; extra?: Pl
     return results[0];
   }
 
-  return { ...t, clock, other, asOther, addPerson, enrol, confirm, enrolled, secondStep };
+  return {
+    ...t,
+    clock,
+    other,
+    asOther,
+    eventsNamed,
+    addPerson,
+    enrol,
+    confirm,
+    enrolled,
+    secondStep,
+    stop: async () => {
+      await sub.stop();
+      await t.stop();
+    },
+  };
 }
 
 export type TotpTestService = Awaited<ReturnType<typeof totpService>>;
