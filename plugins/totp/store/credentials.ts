@@ -123,15 +123,6 @@ export function createTotpStore(deps: { storage: Storage; clock: Clock }) {
       });
     },
 
-    /** The recovery codes of an authenticator not spent yet. */
-    async recoveryCodesLeft(id: string): Promise<number> {
-      const rows = await storage.db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(r)
-        .where(and(eq(r.credentialId, id), isNull(r.usedAt)));
-      return rows[0]?.n ?? 0;
-    },
-
     /** Deletes one authenticator of the person in `tx` (pending or confirmed) and answers it. */
     async remove(tx: Transaction, orgId: string, personId: string, id: string): Promise<TotpRow | undefined> {
       await lockPerson(tx, personId);
