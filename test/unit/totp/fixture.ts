@@ -103,9 +103,9 @@ export async function totpService(o: { env?: Env; totp?: TotpOptions; extra?: Pl
   const confirm = (personId: string, credentialId: string, code: unknown, o: CallOptions = {}) =>
     t.call('POST', `/persons/${personId}/credentials/totp/${credentialId}/confirm`, { ...o, body: { code } });
 
-  /** Enrols and confirms an authenticator for the person: its ID, secret and recovery codes. */
+  /** Enrols and confirms an authenticator ("Phone") for the person: its ID, secret and recovery codes. */
   async function enrolled(personId: string) {
-    const started = await enrol(personId);
+    const started = await enrol(personId, { body: { name: 'Phone' } });
     await expectStatus(started, 201);
     const { credential_id: credentialId, secret } = started.json.result;
     const done = await confirm(personId, credentialId, totpCode(secret, clock.now()));
