@@ -24,7 +24,14 @@ export function totpHooks(deps: {
     checkSecondFactor.attach({
       match: (i) => i.method === 'totp',
       async run({ orgId, personId, input, rc }): Promise<SecondFactorOutcome> {
-        const checked = await check(orgId, personId, input.code, rc.clientIp);
+        // Persons are UUIDs: any other ID has no authenticator (and no query is made with it).
+        if (!isUuid(personId))
+          return {
+            ok: false,
+            reason: 'not_enrolled',
+            detail: 'this person has no confirmed TOTP authenticator',
+          };
+        const checked = await check(orgId, personId.toLowerCase(), input.code, rc.clientIp);
         if (!checked.ok) return checked;
         const handle = (await directory.get(orgId, personId))?.handles[0];
         return {

@@ -105,6 +105,7 @@ describe('the second step with a TOTP code', () => {
     const personId = await t.addPerson();
     const code = '123456';
     expect(await t.secondStep(personId, { code })).toMatchObject({ ok: false, reason: 'not_enrolled' });
+    expect(await t.secondStep('not-a-person', { code })).toMatchObject({ ok: false, reason: 'not_enrolled' });
     const { secret } = (await t.enrol(personId)).json.result;
     // A pending enrolment is no second factor: its code does not complete a sign-in.
     expect(await t.secondStep(personId, { code: totpCode(secret, now()) })).toMatchObject({
