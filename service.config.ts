@@ -11,6 +11,7 @@ import { roles } from './plugins/roles/index.ts';
 import { sdk } from './plugins/sdk/index.ts';
 import { sso, ssoSignIn } from './plugins/sso/index.ts';
 import { tokens } from './plugins/tokens/index.ts';
+import { totp } from './plugins/totp/index.ts';
 import { webhooks } from './plugins/webhooks/index.ts';
 
 /**
@@ -31,6 +32,7 @@ export default defineService({
     oauth2Authorize(),
     roles(),
     consents(),
+    totp(),
     sdk(),
     edge(),
   ],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'bun:test';
+import { sql } from 'drizzle-orm';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { ssoCredentials } from '../../core/capabilities/sso-credentials.ts';
 import type { Storage } from '../../core/ports/storage.ts';
@@ -67,6 +68,17 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
             201,
           );
 
+          const person = await before.call('POST', '/persons', {
+            body: { handles: [{ type: 'email_address', value: 'totp@example.com' }] },
+          });
+          await expectStatus(person, 201);
+          const enrolment = await before.call(
+            'POST',
+            `/persons/${person.json.result.person_id}/credentials/totp`,
+          );
+          await expectStatus(enrolment, 201);
+          const totp = enrolment.json.result as { credential_id: string; secret: string };
+
           const rotating = await start(`${NEW},${OLD}`);
           const counts = await rotating.service.reseal();
           expect(counts).toEqual({
@@ -76,9 +88,10 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
             'sso_credentials.client_secret': 1,
             'sso_credentials.secret_options': 1,
             'oauth2_authorize_codes.id_token': 0,
+            'totp_credentials.secret': 1,
           });
           // Run again: nothing left to do.
-          expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0, 0]);
+          expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0, 0, 0]);
 
           const after = await start(NEW);
           {
@@ -96,6 +109,16 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
               ?.open(before.org.id, 'com.acme.web');
             expect(opened?.clientSecret).toBe('sso-s3cr3t');
             expect(opened?.options).toMatchObject({ private_key: apple.pem });
+            // The TOTP secret opens under the new key alone.
+            const [row] = await after.service.ctx.storage.query<{ secret: string }>(
+              sql`select secret from totp_credentials where id = ${totp.credential_id}`,
+            );
+            expect(
+              await after.service.ctx.secrets.open(
+                row!.secret,
+                `totp-credential:${totp.credential_id}:secret`,
+              ),
+            ).toBe(totp.secret);
             // The signing key opens under the new master key alone: the same kid signs and verifies.
             const jwt = await after.service.ctx.signer.sign(before.org.id, { sub: 'after' });
             const jwks = createLocalJWKSet(await after.service.ctx.signer.jwks(before.org.id));
@@ -124,7 +147,7 @@ export function resealSuite(label: string, database: () => Promise<ResealDatabas
             await expectStatus(written, 204);
             const read = await rotating.call('GET', RW, { orgId: before.org.id, key: before.apiKey });
             expect(read.json.result).toEqual({ a: 2 });
-            expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0, 0]);
+            expect(Object.values(await rotating.service.reseal())).toEqual([0, 0, 0, 0, 0, 0, 0]);
           }
         }),
       60_000,
