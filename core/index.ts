@@ -271,6 +271,7 @@ export {
   isLocalhostName,
   isPublicAddress,
 } from './net/address.ts';
+export type { OrganizationStore } from './organizations/store.ts';
 export { beforePersonDeleted, type PersonDeletion } from './persons/before-person-deleted.ts';
 export { type PersonDisabling, personDisabled } from './persons/person-disabled.ts';
 // The plugin contract.
