@@ -4,6 +4,7 @@ import { consents } from './plugins/consents/index.ts';
 import { edge } from './plugins/edge/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
+import { passkeys } from './plugins/passkeys/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { roles } from './plugins/roles/index.ts';
@@ -23,6 +24,7 @@ export default defineService({
     persons(),
     tokens(),
     password(),
+    passkeys(),
     sso(),
     ssoSignIn(),
     oauth2(),

@@ -35,6 +35,15 @@ export interface SignInCompletion {
     rc: RequestContext;
     prevAnonymousPersonId?: string;
   }): Promise<CompletedSignIn>;
+  /**
+   * The person and the second factors of a pending second step (an mfa_token of this organization,
+   * unexpired and unused), or undefined: for factors that prepare the step for the person (the passkey
+   * options of POST /authenticate/mfa/webauthn-options). Does not use the token up.
+   */
+  pending(
+    orgId: string,
+    mfaToken: string,
+  ): Promise<{ personId: string; methods: SecondFactor[] } | undefined>;
 }
 
 /** Provided by the factors plugin. */
