@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
-import { personCredentials } from '../../../core/factors/credentials.ts';
+import { deletePersonCredential, personCredentials } from '../../../core/factors/credentials.ts';
 import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
@@ -209,6 +209,45 @@ describe.skipIf(!present)('passkeys in Chromium with a virtual authenticator', (
         response: ourResponse,
       });
       await expectStatus(mine, 200);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('signs nobody in with a deleted passkey, nor with the passkey of a deleted person', async () => {
+    const person = await t.person();
+    const tab = await openPasskeyPage(browser, t);
+    try {
+      const laptop = await registerPasskey(t, tab, person.personId, 'Laptop');
+      const deleted = await t.service.ctx.storage.transaction((tx) =>
+        t.service.ctx.hooks.run(deletePersonCredential, {
+          orgId: t.org.id,
+          personId: person.personId,
+          credentialId: laptop.credential_id,
+          tx,
+        }),
+      );
+      expect(deleted.filter((d) => d !== undefined)).toMatchObject([
+        { credentialId: laptop.credential_id, type: 'webauthn', name: 'Laptop' },
+      ]);
+      await expectStatus((await pageSignIn(tab)).answer, 401);
+
+      // The authenticator still holds the first one; a second passkey, then the person deleted.
+      const other = await t.person();
+      const otherTab = await openPasskeyPage(browser, t);
+      try {
+        await registerPasskey(t, otherTab, other.personId);
+        await expectStatus((await pageSignIn(otherTab)).answer, 200);
+        await expectStatus(await t.call('DELETE', `/persons/${other.personId}`), 204);
+        await expectStatus((await pageSignIn(otherTab)).answer, 401);
+        const left = await t.service.ctx.hooks.run(personCredentials, {
+          orgId: t.org.id,
+          personId: other.personId,
+        });
+        expect(left.flat()).toEqual([]);
+      } finally {
+        await otherTab.close();
+      }
     } finally {
       await tab.close();
     }
