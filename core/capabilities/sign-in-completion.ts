@@ -36,9 +36,10 @@ export interface SignInCompletion {
     prevAnonymousPersonId?: string;
   }): Promise<CompletedSignIn>;
   /**
-   * The person and the second factors of a pending second step (an mfa_token of this organization,
-   * unexpired and unused), or undefined: for factors that prepare the step for the person (the passkey
-   * options of POST /authenticate/mfa/webauthn-options). Does not use the token up.
+   * The person and the second factors of an open mfa_token of this organization (not used, not
+   * expired), or undefined: for factor plugins whose second step needs the person before the check (the
+   * passkey options of POST /authenticate/mfa/webauthn-options, the code POST /authenticate/mfa/email
+   * sends). It does not use the token up.
    */
   pending(
     orgId: string,

@@ -25,6 +25,7 @@ describe('generated migrations', () => {
         'roles',
         'consents',
         'sdk',
+        'factors',
       ].sort(),
     );
   });

@@ -7,7 +7,6 @@ import { ack } from '../../../core/ports/event-bus.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { createPerson, identityPlugins, type MadePerson } from '../../helpers/identity-service.ts';
 import { type CallOptions, startTestService } from '../../helpers/service.ts';
-import { factorsStandIn } from './factors-stand-in.ts';
 
 /**
  * The page a relying party's application would serve: it asks the API (same origin) for options, hands
@@ -54,23 +53,14 @@ function pageServer(handle: () => (request: Request, peer?: string) => Promise<R
  * second port (`otherOrigin`) serves the same page and API from an origin the policy does not list.
  */
 export async function startPasskeyService(
-  o: {
-    env?: Env;
-    clock?: Clock;
-    plugins?: ServiceDefinition['plugins'];
-    /** With the factors plugin's stand-in: a policy per organization and a second step the test sets. */
-    factors?: boolean;
-  } = {},
+  o: { env?: Env; clock?: Clock; plugins?: ServiceDefinition['plugins'] } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const main = pageServer(() => handle);
   const other = pageServer(() => handle);
-  const factors = factorsStandIn(main.origin);
   const t = await startTestService({
-    definition: {
-      plugins: [...identityPlugins(), ...(o.factors ? [factors.plugin] : []), ...(o.plugins ?? [])],
-    },
+    definition: { plugins: [...identityPlugins(), ...(o.plugins ?? [])] },
     env: {
       PUBLIC_BASE_URL: main.origin,
       PASSWORD_ARGON2_MEMORY_KIB: '1024',
@@ -100,7 +90,12 @@ export async function startPasskeyService(
     ...t,
     origin: main.origin,
     otherOrigin: other.origin,
-    factors,
+    /** PUT /organizations/authentication-policy with this body; its answer. */
+    async setPolicy(body: unknown) {
+      const res = await t.call('PUT', '/organizations/authentication-policy', { body });
+      await expectStatus(res, 200);
+      return res.json.result;
+    },
     events,
     eventsNamed,
     person: (as: CallOptions = {}): Promise<MadePerson> => createPerson(t, as),
