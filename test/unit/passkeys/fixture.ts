@@ -4,6 +4,10 @@ import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import type { ServiceDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack } from '../../../core/ports/event-bus.ts';
+import { passkeys } from '../../../plugins/passkeys/index.ts';
+import { password } from '../../../plugins/password/index.ts';
+import { persons } from '../../../plugins/persons/index.ts';
+import { tokens } from '../../../plugins/tokens/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { createPerson, identityPlugins, type MadePerson } from '../../helpers/identity-service.ts';
 import { type CallOptions, startTestService } from '../../helpers/service.ts';
@@ -53,14 +57,25 @@ function pageServer(handle: () => (request: Request, peer?: string) => Promise<R
  * second port (`otherOrigin`) serves the same page and API from an origin the policy does not list.
  */
 export async function startPasskeyService(
-  o: { env?: Env; clock?: Clock; plugins?: ServiceDefinition['plugins'] } = {},
+  o: {
+    env?: Env;
+    clock?: Clock;
+    plugins?: ServiceDefinition['plugins'];
+    /** The identity plugins without the factors plugin: no policy, no second step. */
+    withoutFactors?: boolean;
+  } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
     Promise.resolve(new Response('starting', { status: 503 }));
   const main = pageServer(() => handle);
   const other = pageServer(() => handle);
   const t = await startTestService({
-    definition: { plugins: [...identityPlugins(), ...(o.plugins ?? [])] },
+    definition: {
+      plugins: [
+        ...(o.withoutFactors ? [persons(), tokens(), password(), passkeys()] : identityPlugins()),
+        ...(o.plugins ?? []),
+      ],
+    },
     env: {
       PUBLIC_BASE_URL: main.origin,
       PASSWORD_ARGON2_MEMORY_KIB: '1024',
