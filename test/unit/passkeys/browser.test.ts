@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
-import { deletePersonCredential, personCredentials } from '../../../core/factors/credentials.ts';
+import { personCredentials } from '../../../core/factors/credentials.ts';
 import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
@@ -219,17 +219,19 @@ describe.skipIf(!present)('passkeys in Chromium with a virtual authenticator', (
     const tab = await openPasskeyPage(browser, t);
     try {
       const laptop = await registerPasskey(t, tab, person.personId, 'Laptop');
-      const deleted = await t.service.ctx.storage.transaction((tx) =>
-        t.service.ctx.hooks.run(deletePersonCredential, {
-          orgId: t.org.id,
-          personId: person.personId,
-          credentialId: laptop.credential_id,
-          tx,
-        }),
+      await expectStatus((await pageSignIn(tab)).answer, 200);
+      // The credentials API (the factors plugin) lists it with its name and last use, and deletes it.
+      const listed = await t.call('GET', `/persons/${person.personId}/credentials`);
+      await expectStatus(listed, 200);
+      const entry = JSON.stringify(listed.json.result);
+      expect(listed.json.result).toContainEqual(
+        expect.objectContaining({ credential_id: laptop.credential_id, type: 'webauthn', name: 'Laptop' }),
       );
-      expect(deleted.filter((d) => d !== undefined)).toMatchObject([
-        { credentialId: laptop.credential_id, type: 'webauthn', name: 'Laptop' },
-      ]);
+      expect(entry).toContain('last_used_at');
+      await expectStatus(
+        await t.call('DELETE', `/persons/${person.personId}/credentials/${laptop.credential_id}`),
+        204,
+      );
       await expectStatus((await pageSignIn(tab)).answer, 401);
 
       // The authenticator still holds the first one; a second passkey, then the person deleted.
