@@ -14,6 +14,13 @@ import type { Passkey, PasskeyStore } from '../store/credentials.ts';
 import type { RelyingParties } from './relying-party.ts';
 import { userHandleOf } from './user-handle.ts';
 
+/**
+ * EdDSA, ES256 and RS256 (COSE -8, -7, -257): what every authenticator offers and every runtime the
+ * service runs on (Bun, Node, Deno) verifies. The library's default adds ML-DSA-44 where the runtime
+ * has it, which would leave a passkey made on one runtime unverifiable after a move to another.
+ */
+export const SUPPORTED_ALGORITHMS = [-8, -7, -257];
+
 export interface RegistrationDeps {
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
@@ -47,6 +54,7 @@ export function createRegistration(deps: RegistrationDeps) {
       challenge: fromBase64url(opened.challenge),
       timeout: deps.ttlMs,
       attestationType: 'none',
+      supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
       // A passkey: discoverable, so a sign-in needs no handle; the same authenticator is not added twice.
       excludeCredentials: existing.map((p) => ({ id: p.webauthnId, transports: p.transports })),
       authenticatorSelection: {
@@ -86,6 +94,7 @@ export function createRegistration(deps: RegistrationDeps) {
         expectedChallenge: taken.challenge.challenge,
         expectedOrigin: rp.origins,
         expectedRPID: rp.rpId,
+        supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
         // Asked as `preferred`: an authenticator that cannot verify its user still registers.
         requireUserVerification: false,
       });

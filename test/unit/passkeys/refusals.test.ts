@@ -50,6 +50,8 @@ describe('passkey registration refusals', () => {
       attestation: 'none',
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
     });
+    // EdDSA, ES256, RS256: what every runtime the service runs on verifies.
+    expect((options.pubKeyCredParams as Array<{ alg: number }>).map((p) => p.alg)).toEqual([-8, -7, -257]);
   });
 
   it('is a 404 for a person of no organization of the caller', async () => {
