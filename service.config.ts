@@ -5,6 +5,7 @@ import { edge } from './plugins/edge/index.ts';
 import { factors } from './plugins/factors/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
+import { passkeys } from './plugins/passkeys/index.ts';
 import { password } from './plugins/password/index.ts';
 import { persons } from './plugins/persons/index.ts';
 import { roles } from './plugins/roles/index.ts';
@@ -26,6 +27,7 @@ export default defineService({
     tokens(),
     password(),
     factors(),
+    passkeys(),
     sso(),
     ssoSignIn(),
     oauth2(),

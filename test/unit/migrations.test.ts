@@ -15,6 +15,7 @@ describe('generated migrations', () => {
         'oauth2',
         'oauth2-authorize',
         'password',
+        'passkeys',
         'persons',
         'sso-signin',
         'pg-queue',
