@@ -35,6 +35,15 @@ export interface SignInCompletion {
     rc: RequestContext;
     prevAnonymousPersonId?: string;
   }): Promise<CompletedSignIn>;
+  /**
+   * The pending second step an mfa_token names (of this organization, unexpired, unused): its person and
+   * the second factors that may complete it; undefined otherwise. For factor plugins that act before the
+   * check (the passkey options, the email code sent for POST /authenticate/mfa/email).
+   */
+  pending(
+    orgId: string,
+    mfaToken: string,
+  ): Promise<{ personId: string; methods: SecondFactor[] } | undefined>;
 }
 
 /** Provided by the factors plugin. */
