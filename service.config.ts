@@ -2,6 +2,7 @@ import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
 import { edge } from './plugins/edge/index.ts';
+import { emailCodes } from './plugins/email-codes/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
@@ -23,6 +24,7 @@ export default defineService({
     persons(),
     tokens(),
     password(),
+    emailCodes(),
     sso(),
     ssoSignIn(),
     oauth2(),

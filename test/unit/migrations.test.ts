@@ -24,6 +24,7 @@ describe('generated migrations', () => {
         'roles',
         'consents',
         'sdk',
+        'email-codes',
       ].sort(),
     );
   });
