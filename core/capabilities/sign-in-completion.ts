@@ -36,9 +36,10 @@ export interface SignInCompletion {
     prevAnonymousPersonId?: string;
   }): Promise<CompletedSignIn>;
   /**
-   * The pending second step an mfa_token names (of this organization, unexpired, unused): its person and
-   * the second factors that may complete it; undefined otherwise. For factor plugins that act before the
-   * check (the passkey options, the email code sent for POST /authenticate/mfa/email).
+   * The person and the second factors of an open mfa_token of this organization (not used, not
+   * expired), or undefined: for factor plugins whose second step needs the person before the check (the
+   * passkey options of POST /authenticate/mfa/webauthn-options, the code POST /authenticate/mfa/email
+   * sends). It does not use the token up.
    */
   pending(
     orgId: string,

@@ -23,7 +23,9 @@ export async function emailCredentialId(orgId: string, personId: string, address
 
 /**
  * The person's email addresses as credentials (type `otp_via_email`): each signs them in on its own when
- * the policy allows email codes or links, and a verified one can be the second step. They are handles
+ * the policy allows email codes or links. Not listed as an enrolled second factor (`secondFactor`
+ * false): an address is no enrolment, so `optional` second factors do not ask it of every person; under
+ * `required`, the factors plugin offers the code to any person with an address. They are handles
  * of the person, kept by the persons plugin: deleting one here is refused (409), the handle is removed
  * through the persons API.
  */
@@ -40,7 +42,7 @@ export function emailCredentialHooks(directory: PersonDirectory) {
           name: h.value,
           createdAt: Date.parse(person.createdAt),
           firstFactor: true,
-          secondFactor: h.verified,
+          secondFactor: false,
         })),
     );
   }
