@@ -3,6 +3,7 @@ import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
 import { edge } from './plugins/edge/index.ts';
 import { emailCodes } from './plugins/email-codes/index.ts';
+import { factors } from './plugins/factors/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
 import { password } from './plugins/password/index.ts';
@@ -24,6 +25,7 @@ export default defineService({
     persons(),
     tokens(),
     password(),
+    factors(),
     emailCodes(),
     sso(),
     ssoSignIn(),

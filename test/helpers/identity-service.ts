@@ -3,6 +3,7 @@ import type { Env } from '../../core/config.ts';
 import type { PluginDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { factors } from '../../plugins/factors/index.ts';
 import { type PasswordOptions, password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
 import { type TokensOptions, tokens } from '../../plugins/tokens/index.ts';
@@ -10,11 +11,12 @@ import { expectStatus } from './expect-status.ts';
 import type { CallOptions, CallResult } from './service.ts';
 import { startWebhookService, type WebhookTestService } from './webhooks.ts';
 
-/** The identity plugins of the default deployment: persons, tokens and password. */
+/** The identity plugins of the default deployment: persons, tokens, password and factors. */
 export const identityPlugins = (o: { password?: PasswordOptions; tokens?: TokensOptions } = {}) => [
   persons(),
   tokens(o.tokens),
   password(o.password),
+  factors(),
 ];
 
 /** The claims every identity token carries; what is left of a token's claims are the custom ones. */

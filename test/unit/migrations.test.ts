@@ -25,6 +25,7 @@ describe('generated migrations', () => {
         'consents',
         'sdk',
         'email-codes',
+        'factors',
       ].sort(),
     );
   });
