@@ -3,6 +3,7 @@ import type { Env } from '../../core/config.ts';
 import type { PluginDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { emailCodes } from '../../plugins/email-codes/index.ts';
 import { factors } from '../../plugins/factors/index.ts';
 import { type PasswordOptions, password } from '../../plugins/password/index.ts';
 import { persons } from '../../plugins/persons/index.ts';
@@ -11,12 +12,13 @@ import { expectStatus } from './expect-status.ts';
 import type { CallOptions, CallResult } from './service.ts';
 import { startWebhookService, type WebhookTestService } from './webhooks.ts';
 
-/** The identity plugins of the default deployment: persons, tokens, password and factors. */
+/** The identity plugins of the default deployment: persons, tokens, password, factors and email codes. */
 export const identityPlugins = (o: { password?: PasswordOptions; tokens?: TokensOptions } = {}) => [
   persons(),
   tokens(o.tokens),
   password(o.password),
   factors(),
+  emailCodes(),
 ];
 
 /** The claims every identity token carries; what is left of a token's claims are the custom ones. */

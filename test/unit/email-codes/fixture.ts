@@ -4,6 +4,7 @@ import type { PluginDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack } from '../../../core/ports/event-bus.ts';
 import { type EmailCodeOptions, emailCodes } from '../../../plugins/email-codes/index.ts';
+import { factors } from '../../../plugins/factors/index.ts';
 import { persons } from '../../../plugins/persons/index.ts';
 import { tokens } from '../../../plugins/tokens/index.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -36,12 +37,19 @@ export interface EmailTestService extends Awaited<ReturnType<typeof startTestSer
 }
 
 /**
- * The persons, tokens and email-codes plugins (and `extra`), workers running, messages sent to a real
+ * The persons, tokens, factors and email-codes plugins (and `extra`), workers running, messages sent to a real
  * SMTP server on loopback over STARTTLS; every published event recorded. Client addresses come from
  * X-Forwarded-For.
  */
 export async function emailService(
-  o: { env?: Env; clock?: Clock; options?: EmailCodeOptions; extra?: PluginDefinition[] } = {},
+  o: {
+    env?: Env;
+    clock?: Clock;
+    options?: EmailCodeOptions;
+    extra?: PluginDefinition[];
+    /** Without the factors plugin: the email plugin then issues tokens itself. */
+    withoutFactors?: boolean;
+  } = {},
 ): Promise<EmailTestService> {
   const smtp = await startSmtpServer();
   const t = await startTestService({
@@ -52,7 +60,15 @@ export async function emailService(
       TRUSTED_PROXY_HOPS: '1',
       ...o.env,
     },
-    definition: { plugins: [persons(), tokens(), emailCodes(o.options), ...(o.extra ?? [])] },
+    definition: {
+      plugins: [
+        persons(),
+        tokens(),
+        ...(o.withoutFactors ? [] : [factors()]),
+        emailCodes(o.options),
+        ...(o.extra ?? []),
+      ],
+    },
     ...(o.clock ? { clock: o.clock } : {}),
   });
   await t.service.start();

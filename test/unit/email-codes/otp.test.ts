@@ -174,4 +174,72 @@ describe('signing in with a code sent by email (otp_via_email)', () => {
     // And the real challenge still works at home.
     await expectStatus(await svc.verify({ challenge_id, code }), 200);
   });
+
+  it('refuses a method the policy does not allow with 403, sending nothing', async () => {
+    svc = await emailService();
+    await svc.addPerson('ada@example.com');
+    const policy = { first_factors: ['password', 'email_link'], second_factor: 'off' };
+    await expectStatus(await svc.call('PUT', '/organizations/authentication-policy', { body: policy }), 200);
+    const refused = await svc.start('ada@example.com', 'otp_via_email');
+    await expectStatus(refused, 403);
+    expect(refused.json.errors[0].message).toContain('does not allow otp_via_email');
+    await expectStatus(await svc.start('ada@example.com', 'email_link'), 202);
+    await svc.mail(1);
+    await settle();
+    expect(svc.smtp.received).toHaveLength(1);
+  });
+
+  it('refuses a code once the policy stopped allowing its method', async () => {
+    svc = await emailService();
+    await svc.addPerson('ada@example.com');
+    const { challenge_id } = (await svc.start('ada@example.com', 'otp_via_email')).json.result;
+    const code = await svc.code(1);
+    const policy = { first_factors: ['password'], second_factor: 'off' };
+    await expectStatus(await svc.call('PUT', '/organizations/authentication-policy', { body: policy }), 200);
+    await expectStatus(await svc.verify({ challenge_id, code }), 403);
+    const [failed] = await svc.named('AuthenticationFailed_v1', 1);
+    expect(failed).toMatchObject({
+      failed_authn_method: 'otp_via_email',
+      failure_reason: 'method_not_allowed',
+    });
+  });
+
+  it('issues the token itself when the factors plugin is not enabled', async () => {
+    svc = await emailService({ withoutFactors: true });
+    const personId = await svc.addPerson('ada@example.com');
+    const { challenge_id } = (await svc.start('ada@example.com', 'otp_via_email')).json.result;
+    const verified = await svc.verify({ challenge_id, code: await svc.code(1) });
+    await expectStatus(verified, 200);
+    expect(decodeJwt(verified.json.result.token)).toMatchObject({
+      person_id: personId,
+      authenticated_methods: ['otp_via_email'],
+    });
+    const [event] = await svc.named('AuthenticationSucceeded_v1', 1);
+    expect(event).toMatchObject({ person_id: personId, success_authn_method: 'otp_via_email' });
+  });
+
+  it('gives one token for two racing requests with the right code', async () => {
+    svc = await emailService();
+    await svc.addPerson('ada@example.com');
+    const { challenge_id } = (await svc.start('ada@example.com', 'otp_via_email')).json.result;
+    const code = await svc.code(1);
+    const answers = await Promise.all([1, 2, 3].map(() => svc!.verify({ challenge_id, code })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401]);
+  });
+
+  it('signs in no disabled person, even with the right code', async () => {
+    svc = await emailService();
+    const personId = await svc.addPerson('ada@example.com');
+    const { challenge_id } = (await svc.start('ada@example.com', 'otp_via_email')).json.result;
+    const code = await svc.code(1);
+    await expectStatus(await svc.call('PATCH', `/persons/${personId}`, { body: { active: false } }), 200);
+    const refused = await svc.verify({ challenge_id, code });
+    await expectStatus(refused, 401);
+    const [failed] = await svc.named('AuthenticationFailed_v1', 1);
+    expect(failed).toMatchObject({ failure_reason: 'person_disabled', person_id: personId });
+    // A disabled person is sent no code at all.
+    await expectStatus(await svc.start('ada@example.com', 'otp_via_email'), 202);
+    await settle();
+    expect(svc.smtp.received).toHaveLength(1);
+  });
 });
