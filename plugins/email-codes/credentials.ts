@@ -7,6 +7,7 @@ import {
 } from '../../core/factors/credentials.ts';
 import { sha256, toHex } from '../../core/ids.ts';
 import { beforePersonDeleted } from '../../core/persons/before-person-deleted.ts';
+import type { Transaction } from '../../core/ports/storage.ts';
 import { EmailCodeErrors } from './errors.ts';
 import { emailChallenges } from './schema.ts';
 
@@ -30,8 +31,9 @@ export async function emailCredentialId(orgId: string, personId: string, address
  * through the persons API.
  */
 export function emailCredentialHooks(directory: PersonDirectory) {
-  async function list(orgId: string, personId: string): Promise<PersonCredential[]> {
-    const person = await directory.get(orgId, personId);
+  async function list(orgId: string, personId: string, tx?: Transaction): Promise<PersonCredential[]> {
+    // In the deleting transaction when there is one: an embedded database has one connection.
+    const person = await directory.get(orgId, personId, tx ? { tx } : undefined);
     if (person?.personType !== 'regular') return [];
     return Promise.all(
       person.handles
@@ -49,8 +51,10 @@ export function emailCredentialHooks(directory: PersonDirectory) {
   return [
     personCredentials.attach({ run: ({ orgId, personId }) => list(orgId, personId) }),
     deletePersonCredential.attach({
-      async run({ orgId, personId, credentialId }) {
-        const mine = (await list(orgId, personId)).find((c) => c.credentialId === credentialId.toLowerCase());
+      async run({ orgId, personId, credentialId, tx }) {
+        const mine = (await list(orgId, personId, tx)).find(
+          (c) => c.credentialId === credentialId.toLowerCase(),
+        );
         if (!mine) return undefined;
         throw EmailCodeErrors.CREDENTIAL_IS_HANDLE(
           `credential_id: ${credentialId} is the email address ${mine.name} of the person, a handle: remove the handle from the person (PATCH /persons/${personId}) to stop codes and links to it`,

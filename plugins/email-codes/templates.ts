@@ -12,7 +12,8 @@ export const signInCodeTemplate = defineMessageTemplate({
   name: 'email-sign-in-code',
   variables: ['organization', 'code', 'expires_minutes', 'handle'],
   required: ['code'],
-  subject: 'Your {{organization}} sign-in code: {{code}}',
+  // Not the code: subjects are shown on locked screens and written to logs (the development outbox's).
+  subject: 'Your {{organization}} sign-in code',
   text: `Your code to sign in to {{organization}} as {{handle}}:
 
 {{code}}
