@@ -18,6 +18,8 @@ const CODE = /^(\d{6})$/m;
 const LINK = /(https?:\/\/[^\s"<>]+\/email\/sign-in\?token=([A-Za-z0-9_-]{43}))/;
 
 export interface EmailTestService extends Awaited<ReturnType<typeof startTestService>> {
+  /** Where links lead: the loopback port with `listen`, else https://ids.test (in-process only). */
+  baseUrl: string;
   smtp: TestSmtpServer;
   events: ServiceEvent[];
   /** Creates a person holding this email address through the API (in the test organization, or `o`'s). */
@@ -49,11 +51,24 @@ export async function emailService(
     extra?: PluginDefinition[];
     /** Without the factors plugin: the email plugin then issues tokens itself. */
     withoutFactors?: boolean;
+    /** Served on a loopback port too (`baseUrl`), for a browser. */
+    listen?: boolean;
   } = {},
 ): Promise<EmailTestService> {
   const smtp = await startSmtpServer();
+  // With `listen`, served on a loopback port, which is then the public base URL (links lead there).
+  let handler: (r: Request, peer?: string) => Promise<Response> = async () =>
+    new Response('starting', { status: 503 });
+  const server = o.listen
+    ? Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        fetch: (r, s) => handler(r, s.requestIP(r)?.address),
+      })
+    : undefined;
   const t = await startTestService({
     env: {
+      ...(server ? { PUBLIC_BASE_URL: `http://127.0.0.1:${server.port}` } : {}),
       SMTP_URL: smtp.url,
       MAIL_FROM: 'no-reply@ids.test',
       NODE_EXTRA_CA_CERTS: smtpTls().caFile,
@@ -71,6 +86,7 @@ export async function emailService(
     },
     ...(o.clock ? { clock: o.clock } : {}),
   });
+  handler = (r, peer) => t.service.fetchFrom(r, peer);
   await t.service.start();
   const events: ServiceEvent[] = [];
   const sub = t.service.ctx.bus.consume<ServiceEvent>(EVENTS_TOPIC, async (m) => {
@@ -81,6 +97,7 @@ export async function emailService(
   const mail = async (n: number) => (await smtp.waitFor(n))[n - 1]!;
   const stopService = t.stop;
   return Object.assign(t, {
+    baseUrl: server ? `http://127.0.0.1:${server.port}` : 'https://ids.test',
     smtp,
     events,
     async addPerson(address: string, c: CallOptions = {}) {
@@ -121,6 +138,7 @@ export async function emailService(
     async stop() {
       await sub.stop();
       await stopService();
+      await server?.stop(true);
       await smtp.stop();
     },
   });
