@@ -61,6 +61,11 @@ export {
   personDirectory,
 } from './capabilities/person-directory.ts';
 export {
+  type CompletedSignIn,
+  type SignInCompletion,
+  signInCompletion,
+} from './capabilities/sign-in-completion.ts';
+export {
   type SsoAuthenticator,
   type SsoChoice,
   type SsoFailed,
@@ -149,6 +154,22 @@ export type {
   ServiceEvent,
 } from './events/types.ts';
 export { EVENTS_TOPIC } from './events/types.ts';
+export {
+  deletePersonCredential,
+  type PersonCredential,
+  personCredentials,
+} from './factors/credentials.ts';
+export {
+  type AuthenticationPolicies,
+  type AuthenticationPolicy,
+  authenticationPolicies,
+  defaultPolicy,
+  FIRST_FACTORS,
+  type FirstFactor,
+  SECOND_FACTORS,
+  type SecondFactor,
+} from './factors/policy.ts';
+export { checkSecondFactor, type SecondFactorOutcome } from './factors/second-factor.ts';
 export { bodyDepthOption } from './http/body-depth.ts';
 export { type BrowserBinding, browserBinding, browserDigest } from './http/browser-binding.ts';
 export { addressBucket, type RequestContext, requestContextOf } from './http/client.ts';

@@ -22,6 +22,11 @@ export const PasswordErrors = defineErrors({
   /** One message for a wrong password, an unknown handle, a person without a password or a disabled one. */
   INVALID_CREDENTIALS: { status: 401, message: 'the handle and password do not match' },
   TOO_MANY_ATTEMPTS: { status: 429, message: detail },
+  /** The organization's authentication policy does not list `password` among its first factors. */
+  METHOD_NOT_ALLOWED: {
+    status: 403,
+    message: "the organization's authentication policy does not allow signing in with a password",
+  },
   /** A reset token that resets nothing: unknown, expired, used, superseded, or voided by a password change. */
   RESET_TOKEN_REFUSED: { status: 400, message: detail },
   /** The reset form was not sent by the page this browser opened (the double-submit check failed). */

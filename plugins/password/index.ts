@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
+import { signInCompletion } from '../../core/capabilities/sign-in-completion.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import type { Rate } from '../../core/contract/settings.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
@@ -20,6 +21,7 @@ import { createResetTokens } from './reset/tokens.ts';
 import { createPasswordAuthenticator } from './sign-in/authenticator.ts';
 import { createSignIn } from './sign-in/sign-in.ts';
 import { createCredentialStore } from './store/credentials.ts';
+import { passwordCredentialHooks } from './store/listed.ts';
 import { deleteCredentialOfDeletedPerson } from './store/person-deleted.ts';
 
 export { PasswordErrors } from './errors.ts';
@@ -91,7 +93,7 @@ export const password = (options: PasswordOptions = {}) => {
         clock: ctx.clock,
         revokeTokens: s.PASSWORD_RESET_REVOKE_TOKENS,
       });
-      const { signIn, verify } = createSignIn({
+      const { signIn, verify, allowed } = createSignIn({
         directory,
         issuer,
         credentials,
@@ -101,6 +103,7 @@ export const password = (options: PasswordOptions = {}) => {
         log: ctx.log.child({ component: 'password' }),
         perHandle: buckets('sign-in-handle', s.PASSWORD_HANDLE_RATE_LIMIT),
         perAddress: buckets('sign-in-address', s.PASSWORD_ADDRESS_RATE_LIMIT),
+        completion: () => ctx.capability(signInCompletion),
       });
       const routes = passwordRoutes(ctx, {
         directory,
@@ -126,8 +129,8 @@ export const password = (options: PasswordOptions = {}) => {
           )
           .use(resetSettingsRoutes(ctx, resetSettings)),
         workers: [requests.worker],
-        provide: { passwordAuthenticator: createPasswordAuthenticator({ directory, verify }) },
-        attach: [deleteCredentialOfDeletedPerson],
+        provide: { passwordAuthenticator: createPasswordAuthenticator({ directory, verify, allowed }) },
+        attach: [deleteCredentialOfDeletedPerson, ...passwordCredentialHooks({ credentials, resetTokens })],
       };
     },
   });

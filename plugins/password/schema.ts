@@ -77,5 +77,24 @@ export const AuthenticateBody = v.object({
   anonymous_token: v.optional(v.pipe(v.string('must be a string'), v.maxLength(8192))),
 });
 
-export const SignInResult = v.object({ result: v.object({ token: v.string(), person_id: v.string() }) });
+export const SignInResult = v.object({
+  result: v.union([
+    v.object({ token: v.string(), person_id: v.string() }),
+    v.pipe(
+      v.object({
+        person_id: v.string(),
+        mfa_required: v.literal(true),
+        mfa_token: v.pipe(
+          v.string(),
+          v.description('Names this sign-in for POST /authenticate/mfa: short-lived, single use.'),
+        ),
+        methods: v.pipe(
+          v.array(v.string()),
+          v.description('The second factors the person may complete it with.'),
+        ),
+      }),
+      v.description("The organization's policy asks for a second factor: no token yet."),
+    ),
+  ]),
+});
 export const AnonymousResult = v.object({ result: v.object({ person_id: v.string(), token: v.string() }) });

@@ -117,7 +117,7 @@ export function passwordRoutes(ctx: ServiceContext, deps: PasswordRouteDeps) {
           operationId: 'AuthenticatePassword',
           summary: 'Sign in with a handle and a password',
           description:
-            'End-user facing: `Service-OrgID` only. 401 with one body for a wrong password, an unknown handle or a disabled person; 429 with Retry-After past the per-handle or per-address limit; 403 when the token_minted hook blocks the token. `anonymous_token`, a token of an anonymous person of this organization, links the sign-in to it (prev_anonymous_person_id).',
+            "End-user facing: `Service-OrgID` only. 401 with one body for a wrong password, an unknown handle or a disabled person; 429 with Retry-After past the per-handle or per-address limit; 403 when the token_minted hook blocks the token, when the organization's authentication policy does not allow passwords, or when it requires a second factor the person has not enrolled. When the policy asks for a second factor, 200 `{person_id, mfa_required: true, mfa_token, methods}` and no token: POST /authenticate/mfa completes it. `anonymous_token`, a token of an anonymous person of this organization, links the sign-in to it (prev_anonymous_person_id).",
           tags: TAGS,
         },
       },

@@ -34,6 +34,7 @@ const contextOf = (request: AnalyticsContext): RequestContext => ({
 export function createPasswordAuthenticator(deps: {
   directory: PersonDirectory;
   verify: ReturnType<typeof createSignIn>['verify'];
+  allowed: ReturnType<typeof createSignIn>['allowed'];
 }): PasswordAuthenticator {
   return {
     async check(orgId, input): Promise<PasswordCheck> {
@@ -50,7 +51,10 @@ export function createPasswordAuthenticator(deps: {
         handle = { type: input.handle.type, value };
         malformed = error.message;
       }
-      const checked = await deps.verify(orgId, handle, input.password, contextOf(input.request), malformed);
+      const rc = contextOf(input.request);
+      // A policy without the password refuses it here too (reported), as it does on the API.
+      if (!(await deps.allowed(orgId, handle, rc))) return { ok: false, reason: 'invalid_credentials' };
+      const checked = await deps.verify(orgId, handle, input.password, rc, malformed);
       if (checked.ok)
         return { ok: true, personId: checked.person.personId, authentication: checked.authentication };
       return checked.reason === 'rate_limited'

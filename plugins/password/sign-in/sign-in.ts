@@ -4,6 +4,7 @@ import {
   type PersonHandle,
   type PersonRecord,
 } from '../../../core/capabilities/person-directory.ts';
+import type { SignInCompletion } from '../../../core/capabilities/sign-in-completion.ts';
 import type { TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
 import type { EventPublisher } from '../../../core/events/types.ts';
@@ -26,7 +27,8 @@ export type FailureReason =
   | 'person_disabled'
   | 'too_many_attempts'
   | 'token_blocked'
-  | 'token_not_issued';
+  | 'token_not_issued'
+  | 'method_not_allowed';
 
 export interface SignInDeps {
   directory: PersonDirectory;
@@ -38,7 +40,17 @@ export interface SignInDeps {
   log: Logger;
   perHandle: TokenBuckets;
   perAddress: TokenBuckets;
+  /**
+   * The end of a sign-in when the factors plugin is enabled (read at each call): its policy may refuse
+   * the password or ask for a second factor. Without it, every password sign-in gets its token here.
+   */
+  completion: () => SignInCompletion | undefined;
 }
+
+/** What POST /authenticate/password answers: the token, or the second step the policy asks for. */
+export type SignInAnswer =
+  | { token: string; person_id: string }
+  | { person_id: string; mfa_required: true; mfa_token: string; methods: string[] };
 
 export interface SignInRequest {
   handle: PersonHandle;
@@ -189,8 +201,26 @@ export function createSignIn(deps: SignInDeps) {
     };
   }
 
-  async function signIn(orgId: string, req: SignInRequest, rc: RequestContext) {
+  /**
+   * Whether the organization's policy allows the password now; a refusal is reported, before any limit
+   * is taken or hash verified.
+   */
+  async function allowed(orgId: string, handle: PersonHandle, rc: RequestContext): Promise<boolean> {
+    const completion = deps.completion();
+    if (!completion || (await completion.allows(orgId, 'password'))) return true;
+    await failed(
+      orgId,
+      rc,
+      handle,
+      'method_not_allowed',
+      "the organization's policy does not allow password sign-in",
+    );
+    return false;
+  }
+
+  async function signIn(orgId: string, req: SignInRequest, rc: RequestContext): Promise<SignInAnswer> {
     const handle = directory.normaliseHandle(req.handle);
+    if (!(await allowed(orgId, handle, rc))) throw PasswordErrors.METHOD_NOT_ALLOWED();
     const checked = await verify(orgId, handle, req.password, rc);
     if (!checked.ok) {
       if (checked.reason === 'rate_limited') throw tooMany(checked.retryAfter, checked.what);
@@ -199,6 +229,20 @@ export function createSignIn(deps: SignInDeps) {
     const { person } = checked;
 
     const prevAnonymousPersonId = await previousAnonymous(orgId, req.anonymousToken);
+    const completion = deps.completion();
+    if (completion) {
+      // The policy decides: the token (issued and reported there), or the second step.
+      const done = await completion.afterFirstFactor({
+        orgId,
+        person,
+        authentication: checked.authentication,
+        rc,
+        ...(prevAnonymousPersonId ? { prevAnonymousPersonId } : {}),
+      });
+      return done.kind === 'token'
+        ? { token: done.token, person_id: done.person_id }
+        : { person_id: done.person_id, mfa_required: true, mfa_token: done.mfa_token, methods: done.methods };
+    }
     const authentications = [checked.authentication];
     let issued: Awaited<ReturnType<TokenIssuer['issue']>>;
     try {
@@ -236,5 +280,5 @@ export function createSignIn(deps: SignInDeps) {
     return { token: issued.token, person_id: person.personId };
   }
 
-  return { signIn, verify };
+  return { signIn, verify, allowed };
 }

@@ -30,6 +30,25 @@ export function createCredentialStore(deps: { storage: Storage; clock: Clock }) 
 
     setIn,
 
+    /** When the person's password was set, or undefined when none is. */
+    async setAt(orgId: string, personId: string): Promise<number | undefined> {
+      const rows = await storage.db
+        .select({ at: t.updatedAt })
+        .from(t)
+        .where(and(eq(t.orgId, orgId), eq(t.personId, personId)))
+        .limit(1);
+      return rows[0]?.at.getTime();
+    },
+
+    /** Deletes the person's password in `tx`: when it was set, or undefined when there was none. */
+    async deleteIn(tx: Transaction, orgId: string, personId: string): Promise<number | undefined> {
+      const rows = await tx.db
+        .delete(t)
+        .where(and(eq(t.orgId, orgId), eq(t.personId, personId)))
+        .returning({ at: t.updatedAt });
+      return rows[0]?.at.getTime();
+    },
+
     /** Sets (or replaces) the person's hash; `then` runs in the same transaction (the event). */
     set(orgId: string, personId: string, hash: string, then: (tx: Transaction) => Promise<unknown>) {
       return storage.transaction(async (tx) => {

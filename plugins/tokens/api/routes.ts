@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { InvalidReason, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
+import { authenticationPolicies } from '../../../core/factors/policy.ts';
 import { consistentWrite } from '../../../core/http/consistency.ts';
 import { errorResponses, ok, resultOf, writeErrorResponses } from '../../../core/http/envelope.ts';
 import { optionalJson, refuseArrayBody } from '../../../core/http/object-body.ts';
@@ -15,6 +16,7 @@ import { analyticsReader } from '../../../core/http/sign-in-context.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import { TokenErrors } from '../errors.ts';
+import { lacksFactors } from '../validation/factors.ts';
 
 const TAGS = ['Tokens'];
 const SECURITY = API_KEY_SECURITY;
@@ -52,7 +54,7 @@ const REFERENCE_REASONS = [
 type ReferenceReason = (typeof REFERENCE_REASONS)[number];
 
 /** The finer reason, in invalidity_detail: the validator's, or what became of the token's person. */
-type Detail = InvalidReason | 'person_inactive' | 'person_deleted';
+type Detail = InvalidReason | 'person_inactive' | 'person_deleted' | 'not_enough_factors';
 
 const REFERENCE_REASON_OF: Record<Detail, ReferenceReason> = {
   malformed: 'invalid_token_content',
@@ -65,6 +67,7 @@ const REFERENCE_REASON_OF: Record<Detail, ReferenceReason> = {
   wrong_issuer: 'invalid_issuer',
   person_inactive: 'person_not_active',
   person_deleted: 'person_not_active',
+  not_enough_factors: 'not_enough_factors',
 };
 
 const invalid = (detail: Detail) => ({
@@ -134,6 +137,10 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
           if (!person) return ok(invalid('person_deleted'));
           if (!person.active) return ok(invalid('person_inactive'));
         }
+        // A token the organization's policy would not issue now (a second factor became required).
+        const policies = ctx.capability(authenticationPolicies);
+        if (policies && (await lacksFactors(policies, org.id, checked.claims)))
+          return ok(invalid('not_enough_factors'));
         const exp = checked.claims.exp as number;
         return ok({
           valid: true,
@@ -150,7 +157,7 @@ export function tokenRoutes(ctx: ServiceContext, issuer: TokenIssuer, persons: P
           operationId: 'PostTokenValidate',
           summary: 'Validate an identity token',
           description:
-            "Whether the token is valid for this organization now. If not, invalidity_reason says why in the reference's terms (invalid_token_content, expired, invalid_issuer, person_not_active) and invalidity_detail more finely: malformed, bad_signature, unknown_key, revoked, wrong_organization (a genuine token of another organization) or wrong_token_type (an OAuth access token or an OpenID Connect ID token, signed by the same keys: only identity tokens validate here) for invalid_token_content, expired, wrong_issuer for invalid_issuer, person_inactive or person_deleted for person_not_active.",
+            "Whether the token is valid for this organization now. If not, invalidity_reason says why in the reference's terms (invalid_token_content, expired, invalid_issuer, person_not_active, not_enough_factors) and invalidity_detail more finely: malformed, bad_signature, unknown_key, revoked, wrong_organization (a genuine token of another organization) or wrong_token_type (an OAuth access token or an OpenID Connect ID token, signed by the same keys: only identity tokens validate here) for invalid_token_content, expired, wrong_issuer for invalid_issuer, person_inactive or person_deleted for person_not_active. not_enough_factors: the organization's authentication policy now requires a second factor and the token's authenticated_methods name fewer than two (a token minted through the API, or an anonymous person's, is not judged by the policy).",
           tags: TAGS,
           security: SECURITY,
         },
