@@ -18,8 +18,6 @@ export const EmailCodeErrors = defineErrors({
   MFA_TOKEN_REFUSED: { status: 401, message: detail },
   /** The person has no email address to send a second-factor code to. */
   NO_EMAIL_ADDRESS: { status: 409, message: detail },
-  /** An email address is a handle of the person, not a credential this plugin can delete. */
-  CREDENTIAL_IS_HANDLE: { status: 409, message: detail },
   TOO_MANY_ATTEMPTS: { status: 429, message: detail },
 });
 

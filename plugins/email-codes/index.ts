@@ -7,10 +7,10 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { emailRoutes } from './api/routes.ts';
 import { createChallengeStore } from './challenges/store.ts';
-import { emailCredentialHooks } from './credentials.ts';
 import { linkRoutes } from './link/routes.ts';
 import { migrations } from './migrations/index.ts';
 import { type EmailCodeOptions, emailCodeSettings } from './options.ts';
+import { deleteChallengesOfDeletedPerson } from './person-deleted.ts';
 import { secondFactorCheck } from './second-factor/check.ts';
 import { createSecondFactorSender } from './second-factor/send.ts';
 import { createCompletion } from './sign-in/complete.ts';
@@ -105,7 +105,7 @@ export const emailCodes = (options: EmailCodeOptions = {}) => {
           )
           .use(linkRoutes(ctx, { store, readContext, perAddress: verifyPerAddress })),
         workers: [requests.worker],
-        attach: [secondFactorCheck(common), ...emailCredentialHooks(directory)],
+        attach: [secondFactorCheck(common), deleteChallengesOfDeletedPerson],
       };
     },
   });
