@@ -51,8 +51,18 @@ export function emailRoutes(ctx: ServiceContext, deps: EmailRouteDeps) {
       '/authenticate/email',
       async ({ org, body, request, set }) => {
         const rc = deps.readContext(request);
-        if (!(await deps.completion.allows(org.id, body.method)))
-          throw EmailCodeErrors.FACTOR_NOT_ALLOWED(body.method);
+        if (!(await deps.completion.allows(org.id, body.method))) {
+          const error = EmailCodeErrors.FACTOR_NOT_ALLOWED(body.method);
+          await deps.completion.failed(
+            org.id,
+            rc,
+            body.method,
+            body.handle,
+            'method_not_allowed',
+            error.message,
+          );
+          throw error;
+        }
         const answer = await consistentWrite(request, ctx.headers, () =>
           deps.requests.accept(org.id, body.handle, body.method, rc),
         );

@@ -2,6 +2,7 @@ import type { PersonDirectory, PersonHandle } from '../../../core/capabilities/p
 import { addressBucket } from '../../../core/http/client.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Logger } from '../../../core/log.ts';
+import type { PreparedMessage } from '../../../core/messaging/queue.ts';
 import type { ServiceContext, Worker } from '../../../core/plugin.ts';
 import { ack, type Delivered, drop, type Outcome, type Subscription } from '../../../core/ports/event-bus.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
@@ -123,7 +124,7 @@ export function createSignInRequests(deps: SignInRequestDeps) {
     // Everything that awaits more than the database happens before the transaction.
     const common = { orgId: r.org, to: challenge.handle, fromName: org.name, notAfter: challenge.expiresAt };
     let secret: string;
-    let message: Awaited<ReturnType<ServiceContext['messages']['prepare']>>;
+    let message: PreparedMessage;
     if (opened.method === 'otp_via_email') {
       const code = sixDigitCode();
       secret = await codeDigest(opened.challenge_id, code);

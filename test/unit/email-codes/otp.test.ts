@@ -184,6 +184,11 @@ describe('signing in with a code sent by email (otp_via_email)', () => {
     const refused = await svc.start('ada@example.com', 'otp_via_email');
     await expectStatus(refused, 403);
     expect(refused.json.errors[0].message).toContain('does not allow otp_via_email');
+    const [failed] = await svc.named('AuthenticationFailed_v1', 1);
+    expect(failed).toMatchObject({
+      failed_authn_method: 'otp_via_email',
+      failure_reason: 'method_not_allowed',
+    });
     await expectStatus(await svc.start('ada@example.com', 'email_link'), 202);
     await svc.mail(1);
     await settle();
