@@ -10,7 +10,11 @@ export function closedReason(c: Challenge, now: number): 'expired' | 'used' | 'e
   return undefined;
 }
 
-export type CodeCheck = { ok: true } | { ok: false; attempts: number; exhausted: boolean };
+/** A match; or a wrong code (counted), or a challenge another request closed meanwhile (`closed`). */
+export type CodeCheck =
+  | { ok: true }
+  | { ok: false; closed: false; attempts: number; exhausted: boolean }
+  | { ok: false; closed: true };
 
 /**
  * Compares a code with a challenge's, in constant time. A challenge never sent (its handle named no
@@ -29,5 +33,6 @@ export async function checkCode(
   const matched = constantTimeEqual(given, stored) && challenge.status === 'sent';
   if (matched) return { ok: true };
   const attempts = await store.recordWrongCode(challenge.digest, maxAttempts);
-  return { ok: false, attempts, exhausted: attempts === 0 || attempts >= maxAttempts };
+  if (attempts === 0) return { ok: false, closed: true };
+  return { ok: false, closed: false, attempts, exhausted: attempts >= maxAttempts };
 }

@@ -60,6 +60,7 @@ export function secondFactorCheck(deps: {
       if (closed)
         return invalid(`challenge_id: ${closed}; ask for a new code with POST /authenticate/mfa/email`);
       const checked = await checkCode(store, challenge, challengeId, code, deps.maxAttempts);
+      if (!checked.ok && checked.closed) return invalid('challenge_id: used or void; ask for a new code');
       if (!checked.ok)
         return checked.exhausted
           ? limited(0, `challenge_id: void after ${deps.maxAttempts} wrong codes; ask for a new code`)

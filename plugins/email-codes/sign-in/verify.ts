@@ -112,7 +112,12 @@ export function createVerification(deps: VerifyDeps) {
 
     if (code !== undefined) {
       const checked = await checkCode(store, challenge, body.challenge_id, code, deps.maxAttempts);
-      if (!checked.ok)
+      if (!checked.ok && checked.closed) {
+        // Used or voided by another request since it was read: say which.
+        const now = await store.find(orgId, digest);
+        const why = (now && closedReason(now, deps.clock.now())) ?? 'used';
+        await refuse(method, challenge, why === 'exhausted' ? 'too_many_attempts' : why, refusal(why));
+      } else if (!checked.ok)
         await refuse(
           method,
           challenge,
