@@ -85,6 +85,7 @@ export {
   type InvalidReason,
   type IssuedToken,
   type IssueRequest,
+  type LogoutTokenRequest,
   type TokenIssuer,
   type TokenRevocation,
   tokenIssuer,
@@ -122,6 +123,13 @@ export {
 } from './contract/settings.ts';
 export { arrayLiteral, prepared } from './db/prepared.ts';
 export type { SealedColumn } from './db/reseal.ts';
+// The retry schedule of deliveries to customers' URLs (webhooks, back-channel logout tokens).
+export {
+  backoffMs,
+  nextAfterFailure,
+  RETRY_WINDOW_MS,
+  scheduledRetryMs,
+} from './delivery/retry-schedule.ts';
 // Errors, configuration and logging.
 export {
   CoreErrors,

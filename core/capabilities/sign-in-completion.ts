@@ -25,7 +25,11 @@ export type CompletedSignIn =
 export interface SignInCompletion {
   /** Whether the organization's policy allows this first factor now. */
   allows(orgId: string, method: string): Promise<boolean>;
-  /** The second factors this person must (or, under `optional`, may) complete; [] when none is asked. */
+  /**
+   * The second factors this person must (or, under `optional`, may) complete; [] when none is asked.
+   * Under `required` never []: a person with none enrolled gets every factor the policy counts, and a
+   * caller that asks for one of them refuses the sign-in when the check answers `not_enrolled`.
+   */
   secondStep(orgId: string, personId: string): Promise<SecondFactor[]>;
   /** After a first factor succeeded for the person. */
   afterFirstFactor(o: {

@@ -92,6 +92,20 @@ export interface TokenRevocation {
   reason: 'logout' | 'api';
 }
 
+/**
+ * What a back-channel logout token names (OpenID Connect Back-Channel Logout 1.0, section 2.4): the
+ * client it is for, whose session of which person ended.
+ */
+export interface LogoutTokenRequest {
+  orgId: string;
+  /** The token's `aud`: the client told of the logout. */
+  clientId: string;
+  /** The token's `sub`: the person, as the client's ID tokens name them. */
+  personId: string;
+  /** The token's `sid`: the sign-in session, as the client's ID tokens name it (never a cookie's secret). */
+  sessionId: string;
+}
+
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */
 export interface TokenIssuer {
   /**
@@ -120,6 +134,18 @@ export interface TokenIssuer {
    * call revoked it, false when it already was (of two racing calls, one gets true).
    */
   revoke(revocation: TokenRevocation, options?: { tx?: Transaction }): Promise<boolean>;
+  /**
+   * Signs a back-channel logout token, like an ID token (the deployment's token keys, ES256, `kid`,
+   * `iss` PUBLIC_BASE_URL) with the header `typ: logout+jwt`: `aud` the client, `sub` the person, `sid`
+   * the session, `oid` the organization, `iat` now, `exp` two minutes later, a fresh `jti` and the
+   * back-channel logout event; never a `nonce`. No hook runs and no event is published: a logout token
+   * is a notice to a client, signed afresh for each attempt to deliver it.
+   *
+   * @example
+   * const jwt = await issuer.signLogoutToken({ orgId, clientId, personId, sessionId });
+   * // POST logout_token=<jwt> to the client's backchannel_logout_uri
+   */
+  signLogoutToken(request: LogoutTokenRequest): Promise<string>;
 }
 
 /** Provided by the tokens plugin. */

@@ -2,7 +2,9 @@ import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
+import { signInCompletion } from '../../core/capabilities/sign-in-completion.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
+import { checkSecondFactor } from '../../core/factors/second-factor.ts';
 import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
@@ -15,6 +17,7 @@ import { createConsentStep } from './consent/step.ts';
 import { createOAuth2ConsentStore } from './consent/store.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
+import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
 import { sessionCookies } from './sessions/cookie.ts';
@@ -32,6 +35,8 @@ import { createRefreshTokenStore } from './tokens/refresh-token-store.ts';
 import { createUserInfo } from './tokens/userinfo.ts';
 
 export { AuthorizeErrors } from './errors.ts';
+export { type BackchannelLogout, createBackchannelLogout } from './logout/backchannel-logout.ts';
+export { BACKCHANNEL_LOGOUT_TOPIC, type LogoutNotice } from './logout/backchannel-notice.ts';
 
 export type { OAuth2AuthorizeOptions };
 
@@ -42,8 +47,9 @@ const DEFAULT_REFRESH_LIFETIME = 864_000;
  * The authorization endpoint with its hosted login (GET and POST /oauth2/authorize, POST /oauth2/authorize/login),
  * the authorization_code (PKCE) and refresh_token grants (rotation, reuse detection, a grace window),
  * their refresh tokens for introspection and revocation (revoke-all included), GET /oauth2/userinfo, and
- * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), and a
- * person's consents to third-party clients (GET, DELETE /persons/{id}/oauth2-consents[/{client_id}]). Requires oauth2Server
+ * POST /oauth2/tokens/mint (tokens for a person without a login, with the organization's API key), a
+ * person's consents to third-party clients (GET, DELETE /persons/{id}/oauth2-consents[/{client_id}]), and
+ * the durable delivery of back-channel logout tokens (logout/backchannel-logout.ts). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
  * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
@@ -124,6 +130,10 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           ended: async () => {},
           consent: createConsentStep({ consents, logins, baseUrl }),
           consents,
+          secondStep: {
+            completion: () => ctx.capability(signInCompletion),
+            check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
+          },
           formPostScript: await formPostScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
@@ -140,6 +150,16 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         cookieMaxAge: ttlSeconds,
         sessionCookies: cookies,
       });
+      const log = ctx.log.child({ component: 'oauth2-authorize' });
+      // Logout tokens to the clients of an ended sign-in session: `backchannel.send(notices, { tx })`.
+      const backchannel = createBackchannelLogout({
+        bus: ctx.bus,
+        delivery: ctx.delivery,
+        clock,
+        log,
+        issuer,
+        metrics: ctx.metrics,
+      });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       const consentRoutes = oauth2ConsentRoutes(ctx, {
         consents,
@@ -150,14 +170,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       return {
         routes: routes.use(mintRoutes(ctx, mint)).use(consentRoutes),
         attach: [forgetDeletedPerson, revokePersonGrants(server)],
-        workers: [
-          sweeper({
-            storage,
-            clock,
-            log: ctx.log.child({ component: 'oauth2-authorize' }),
-            intervalMs: 600_000,
-          }),
-        ],
+        workers: [sweeper({ storage, clock, log, intervalMs: 600_000 }), backchannel.worker],
         sealed: [
           {
             name: 'oauth2_authorize_codes.id_token',

@@ -38,6 +38,11 @@ export const oauth2AuthorizeLogins = pgTable(
      * come with that session's cookie.
      */
     sessionId: uuid('session_id'),
+    /**
+     * A sign-in waiting for its second factor: JSON `{personId, factors, idp?}` of the first factor that
+     * succeeded; null for a login that has not signed anyone in yet.
+     */
+    pending: text('pending'),
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     usedAt: bigint('used_at', { mode: 'number' }),

@@ -10,6 +10,7 @@ import { reservedClaims } from './issue/claims.ts';
 import { createFirstTokens } from './issue/first-token.ts';
 import { createIssue } from './issue/issuer.ts';
 import { TOKEN_KEYS_OWNER, tokenKeys } from './issue/keys.ts';
+import { createLogoutTokenSigner } from './issue/logout-token.ts';
 import { migrations } from './migrations/index.ts';
 import { type TokensOptions, tokensSettings } from './options.ts';
 import { forgetDeletedPerson } from './validation/person-deleted.ts';
@@ -23,7 +24,7 @@ export { TOKEN_KEYS_OWNER };
 /**
  * Identity tokens: the tokenIssuer capability (ES256 JWTs signed with the deployment's token keys,
  * beforeTokenIssued before each, first_token, TokenMinted_v1 and AnonymousTokenMinted_v1; revocation with
- * onTokenRevoked in its transaction), the JWKS
+ * onTokenRevoked in its transaction; back-channel logout tokens signed by the same keys), the JWKS
  * and discovery documents, POST /token/validate and /token/revoke, and POST /persons/{id}/mint-token.
  *
  * @example
@@ -62,6 +63,11 @@ export const tokens = (options: TokensOptions = {}) => {
         }),
         validate: (token, orgId) => validator.validate(token, orgId),
         revoke: createRevoke({ storage: ctx.storage, hooks: ctx.hooks, validator }),
+        signLogoutToken: createLogoutTokenSigner({
+          keys,
+          clock: ctx.clock,
+          issuer: ctx.config.publicBaseUrl,
+        }),
       };
       const routes = tokenRoutes(ctx, issuer, persons).use(
         wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge),

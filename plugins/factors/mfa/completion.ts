@@ -92,9 +92,12 @@ export function createCompletion(deps: CompletionDeps) {
     },
 
     async secondStep(orgId, personId) {
+      const policy = await policies.get(orgId);
       const person = await directory.get(orgId, personId);
-      if (!person) return [];
-      return secondFactorsOf(deps, await policies.get(orgId), person);
+      const methods = person ? await secondFactorsOf(deps, policy, person) : [];
+      // Under `required` a second step is always asked: a person with none enrolled is asked every
+      // factor the policy counts and cannot complete it, rather than let in with the first alone.
+      return methods.length === 0 && policy.secondFactor === 'required' ? [...policy.secondFactors] : methods;
     },
 
     async afterFirstFactor({

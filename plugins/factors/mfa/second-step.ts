@@ -66,7 +66,14 @@ export function createSecondStep(deps: SecondStepDeps) {
       throw FactorsErrors.MFA_TOKEN_REFUSED();
     }
     const take = await deps.perToken.take(step.digest);
-    if (!take.ok) throw tooMany(take.retryAfterSeconds, 'for this mfa_token');
+    if (!take.ok) {
+      await events.failed(orgId, rc, {
+        method,
+        reason: 'too_many_attempts',
+        detail: 'too many second-factor attempts for this mfa_token',
+      });
+      throw tooMany(take.retryAfterSeconds, 'for this mfa_token');
+    }
     if (!step.methods.includes(method))
       throw FactorsErrors.INVALID_BODY(
         `body.method: must be one of ${step.methods.join(', ')} (the second factors this sign-in may be completed with)`,

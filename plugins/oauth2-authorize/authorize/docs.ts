@@ -122,6 +122,42 @@ export const loginDoc: DocumentDecoration = {
   security: [],
 };
 
+/** OpenAPI of POST /oauth2/authorize/second-factor: the second step of a sign-in. */
+export const secondFactorDoc: DocumentDecoration = {
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: {
+          type: 'object',
+          required: ['csrf_token', 'method', 'code'],
+          properties: {
+            csrf_token: {
+              type: 'string',
+              description: 'From the page: names the sign-in waiting for its second factor',
+            },
+            method: { type: 'string', enum: ['totp'] },
+            code: { type: 'string', maxLength: 64, description: 'A TOTP code, or a recovery code' },
+          },
+        },
+      },
+    },
+  },
+  operationId: 'PostOauth2AuthorizeSecondFactor',
+  summary: 'The second step of the hosted login',
+  description:
+    "Posted by the page the hosted login shows after a first factor when the organization's authentication policy asks for a second (`second_factor` required, or optional for a person who enrolled one): `csrf_token`, `method` and `code`. A wrong code answers the page again (401; 429 with Retry-After past the factor's limits) and emits AuthenticationFailed_v1 with the method; a right one starts the session with both factors (`amr` then ends in `mfa`) and redirects (303) to the client with `code`, `state` and `iss`.",
+  responses: {
+    303: { description: 'Back to the client with the code, or an error' },
+    400: { description: 'An HTML error page: the sign-in expired, was completed, or the form is malformed' },
+    401: { description: 'The page again: the code is not right' },
+    403: { description: 'An HTML error page: the form did not come from the browser that signed in' },
+    429: { description: 'The page again: too many attempts' },
+  },
+  tags: TAGS,
+  security: [],
+};
+
 /** OpenAPI of POST /oauth2/authorize/consent: the person's answer on the consent page. */
 export const consentDoc: DocumentDecoration = {
   requestBody: {

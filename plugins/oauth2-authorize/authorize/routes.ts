@@ -21,6 +21,7 @@ import {
   getAuthorizeDoc,
   loginDoc,
   postAuthorizeDoc,
+  secondFactorDoc,
   ssoCallbackDoc,
   ssoCallbackPostedDoc,
   ssoDoc,
@@ -95,6 +96,7 @@ async function readForm(request: Request, what: string): Promise<URLSearchParams
 const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
 const CONSENT_FIELDS = ['csrf_token', 'decision'] as const;
+const SECOND_FIELDS = ['csrf_token', 'method', 'code'] as const;
 
 function singleField(body: URLSearchParams, name: string): string {
   const all = body.getAll(name);
@@ -139,9 +141,9 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       throw AuthorizeErrors.LOGIN_FORBIDDEN(`the form was posted from another origin (${origin})`);
     return readForm(request, 'the form');
   };
-  const render = (answer: LoginAnswer, extra: Record<string, string> = {}, status: 302 | 303 = 303) =>
+  const render = (answer: LoginAnswer, extra: Record<string, string> = {}) =>
     answer.kind === 'redirect'
-      ? redirect(status, answer.location, answer.headers, extra)
+      ? redirect(303, answer.location, answer.headers, extra)
       : page(answer.status, answer.html, answer.formTargets, answer.headers, answer.sources, extra);
 
   /**
@@ -166,8 +168,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       const browser = browserCookie.take(request);
       const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
       const answer = await deps.login.open(checked.request, browser.value, session, rc);
-      // A GET's answer is a 302 as the client's redirect has always been; a POST's a 303 (a GET follows).
-      return render(answer, { 'set-cookie': browser.setCookie }, request.method === 'GET' ? 302 : 303);
+      return render(answer, { 'set-cookie': browser.setCookie });
     } catch (error) {
       return errorAnswer(error);
     }
@@ -210,6 +211,28 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         }
       },
       { parse: 'none', detail: loginDoc },
+    )
+    .post(
+      '/oauth2/authorize/second-factor',
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrf_token: '', method: '', code: '' };
+          for (const name of SECOND_FIELDS) form[name] = singleField(body, name);
+          if (form.code.length > 64 || form.method.length > 32)
+            throw AuthorizeErrors.INVALID_FORM('method must be at most 32 and code at most 64 characters');
+          const sent = browserCookie.sent(request);
+          const answer = await deps.login.secondFactor(
+            { csrfToken: form.csrf_token, method: form.method, code: form.code },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: secondFactorDoc },
     )
     .post(
       '/oauth2/authorize/consent',

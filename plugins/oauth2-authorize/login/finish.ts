@@ -23,7 +23,8 @@ import type { AnswerTarget, LoginAnswer } from './answer.ts';
 /** Who signed in, by which factor, for the ID token, the events and the code. */
 export interface SignedIn {
   personId: string;
-  method: 'password' | 'oidc';
+  /** The factor (the reference's FactorMethod): `password`, `oidc`, a second factor's. */
+  method: string;
   authentication: TokenAuthentication;
   /** The SSO provider's id, named in the ID token's `idp` claim. */
   idp?: string;
@@ -173,7 +174,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         // Authenticated already, the token refused after the method succeeded: "only if previously
         // authenticated" (spec), these three together, for a person that exists.
         ...(person
-          ? { person_id: person.personId, region: person.region, authenticated_methods: [who.method] }
+          ? { person_id: person.personId, region: person.region, authenticated_methods: methods }
           : {}),
         failed_authn_method: who.method,
         failure_reason: blocked ? 'token_blocked' : 'token_not_issued',
@@ -190,6 +191,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     login: Pick<PendingLogin, 'orgId'>,
     minted: Extract<Minted, { ok: true }>,
     rc: RequestContext,
+    session: SessionGrant,
   ) {
     const { person, who } = minted;
     if (!person) return;
@@ -198,8 +200,9 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       browser_metadata: rc.browser,
       person_id: person.personId,
       region: person.region,
+      // Every factor of the sign-in; the one that completed it last.
       success_authn_method: who.method,
-      authenticated_methods: [who.method],
+      authenticated_methods: session.factors.map((f) => f.method),
       // A handle names what the person typed; an SSO sign-in typed none.
       ...(who.method === 'password' ? handleMember(who.authentication.handle) : {}),
     });

@@ -24,6 +24,7 @@ import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
 import { requireLoginClient } from './require-client.ts';
+import { createSecondStep, type SecondStepDeps } from './second-step.ts';
 import { type ConsentStep, createSessionSignIn } from './session-sign-in.ts';
 
 export interface LoginDeps {
@@ -45,6 +46,11 @@ export interface LoginDeps {
   ended: (sessions: EndedSession[], rc: RequestContext | undefined) => Promise<void>;
   consent: ConsentStep;
   consents: OAuth2ConsentStore;
+  /** The second step of a sign-in (the organization's policy, the second factors' checks). */
+  secondStep: Omit<
+    SecondStepDeps,
+    'server' | 'logins' | 'directory' | 'events' | 'clock' | 'baseUrl' | 'answer'
+  >;
   /** The CSP source of the form_post page's script. */
   formPostScript: string;
 }
@@ -100,7 +106,18 @@ export function createLogin(deps: LoginDeps) {
     clock: deps.clock,
     answer,
   });
+  const secondStep = createSecondStep({
+    ...deps.secondStep,
+    server: deps.server,
+    logins,
+    directory: deps.directory,
+    events: deps.events,
+    clock: deps.clock,
+    baseUrl: deps.baseUrl,
+    answer,
+  });
   const sessionSignIn = createSessionSignIn({
+    secondStep,
     sessions: deps.sessions,
     cookies: deps.cookies,
     directory: deps.directory,
@@ -148,6 +165,16 @@ export function createLogin(deps: LoginDeps) {
 
   return {
     consentAnswer,
+
+    /** POST /oauth2/authorize/second-factor: the second step's answer. */
+    secondFactor: (
+      form: { csrfToken: string; method: string; code: string },
+      browserHash: string | undefined,
+      rc: RequestContext,
+    ) =>
+      secondStep.answer(form, browserHash, rc, (login, client, who, context, factors) =>
+        sessionSignIn.signedIn(login, client, who, context, factors),
+      ),
 
     /** The client's answer for a refused authorization request. */
     refusal: (r: RedirectedError): LoginAnswer =>
@@ -257,6 +284,10 @@ export function createLogin(deps: LoginDeps) {
         csrfToken: form.csrfToken,
         handle: form.handle,
       };
+      // The organization's policy may leave passwords out of its first factors: nothing is checked then.
+      const completion = deps.secondStep.completion();
+      if (completion && !(await completion.allows(login.orgId, 'password')))
+        return page(403, login, { ...retry, error: 'Signing in with a password is not offered here.' });
       // A handle of a type this client's page does not take is refused as a wrong one, unchecked.
       if (!handleTypesOf(client.ui).includes(handle.type))
         return page(401, login, { ...retry, error: WRONG_HANDLE_OR_PASSWORD });

@@ -4,10 +4,11 @@ import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { randomSecret, uuidv7 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
-import type { EndedSession, SessionStore, SignInSession } from '../sessions/store.ts';
+import type { EndedSession, SessionFactor, SessionStore, SignInSession } from '../sessions/store.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
 import { type createLoginFinish, factorOf, type SessionGrant, type SignedIn } from './finish.ts';
+import type { SecondStep } from './second-step.ts';
 
 /** Whether a sign-in must ask the person's consent before the client gets a code, and the page that asks. */
 export interface ConsentStep {
@@ -34,6 +35,7 @@ export interface SessionSignInDeps {
   /** What follows an ended session: PersonLoggedOut_v1 and the clients' logout tokens. */
   ended: (sessions: EndedSession[], rc: RequestContext | undefined) => Promise<void>;
   consent: ConsentStep;
+  secondStep: Pick<SecondStep, 'needed' | 'ask'>;
 }
 
 /** Adds headers (the session's cookie) to an answer. */
@@ -87,7 +89,7 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
     const last = session.factors.at(-1);
     const who: SignedIn = {
       personId: session.personId,
-      method: last?.method === 'oidc' ? 'oidc' : 'password',
+      method: last?.method ?? 'password',
       authentication: {
         handle: last?.handle ?? { type: '', value: '' },
         method: last?.method ?? 'password',
@@ -111,13 +113,20 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
     client: OAuthClient,
     who: SignedIn,
     rc: RequestContext,
+    /** Every factor, once a second one completed the sign-in; else the first is `who`'s and the policy may ask for a second. */
+    completed?: SessionFactor[],
   ): Promise<{ ok: true; answer: LoginAnswer } | { ok: false; message: string }> {
     const now = nowSeconds();
+    // A first sign-in with SSO (a person not stored yet) has no second factor to give.
+    if (!completed && !who.prospective) {
+      const methods = await deps.secondStep.needed(login.orgId, who.personId);
+      if (methods.length) return { ok: true, answer: await deps.secondStep.ask(login, client, who, methods) };
+    }
     const previous = login.sessionId ? await sessions.get(login.orgId, login.sessionId) : undefined;
     const renew = previous !== undefined && !who.prospective && previous.personId === who.personId;
     const grant: SessionGrant = {
       sessionId: renew ? previous.sessionId : uuidv7(deps.clock.now()),
-      factors: [factorOf(who, now)],
+      factors: completed ?? [factorOf(who, now)],
       authTime: now,
     };
     const asks = await deps.consent.needed(login, client, who.personId);
@@ -140,7 +149,7 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
         ipAddress: rc.analytics.clientIpAddress,
       });
     }
-    await finish.succeeded(login, minted, rc);
+    await finish.succeeded(login, minted, rc, grant);
     const cookie = { 'set-cookie': cookies.set(login.orgId, secret) };
     if (asks)
       return {

@@ -4,6 +4,7 @@ import type { Storage } from '../../../core/ports/storage.ts';
 import type { ClaimsRequest, Prompt } from '../authorize/oidc-params.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import { oauth2AuthorizeLogins } from '../schema.ts';
+import type { SessionFactor } from '../sessions/store.ts';
 import { digest, scopeList, scopeText } from './digest.ts';
 
 /** An authorization request validated by GET /oauth2/authorize, waiting for its login. */
@@ -28,6 +29,18 @@ export interface PendingLogin {
    * answer must come with.
    */
   sessionId: string | undefined;
+  /** A sign-in waiting for its second factor: who signed in with which first factor. */
+  pending?: PendingSignIn | undefined;
+  /** The digest of the cookie of the browser that opened it (as stored; not part of a new login). */
+  browserHash?: string;
+}
+
+/** The first factor of a sign-in waiting for its second. */
+export interface PendingSignIn {
+  personId: string;
+  factors: SessionFactor[];
+  /** The SSO provider, for the ID token's `idp`. */
+  idp?: string;
 }
 
 /** What a submitted form finds for its login. */
@@ -71,6 +84,8 @@ const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin
   acrValues: row.acrValues ? row.acrValues.split(' ') : undefined,
   prompt: row.prompt ? (row.prompt.split(' ') as Prompt[]) : [],
   sessionId: row.sessionId ?? undefined,
+  ...(row.pending ? { pending: JSON.parse(row.pending) as PendingSignIn } : {}),
+  browserHash: row.browserHash,
 });
 
 /** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
@@ -81,7 +96,12 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
   return {
     /** Records a login; `loginId` goes into the form, `browser` is the browser cookie's value. */
     async open(loginId: string, browser: string, login: PendingLogin): Promise<void> {
-      const [loginHash, browserHash] = await Promise.all([digest(loginId), digest(browser)]);
+      await this.openHashed(loginId, await digest(browser), login);
+    },
+
+    /** `open` for a browser known by the digest of its cookie (a later step of a login it opened). */
+    async openHashed(loginId: string, browserHash: string, login: PendingLogin): Promise<void> {
+      const loginHash = await digest(loginId);
       await storage.db.insert(t).values({
         loginHash,
         browserHash,
@@ -98,6 +118,7 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
         acrValues: login.acrValues?.join(' ') ?? null,
         prompt: login.prompt.length ? login.prompt.join(' ') : null,
         sessionId: login.sessionId ?? null,
+        pending: login.pending ? JSON.stringify(login.pending) : null,
         expiresAt: clock.now() + deps.ttlMs,
       });
     },

@@ -6,7 +6,9 @@ export { TOKEN_KEYS_OWNER };
 
 /** The deployment's token keys: the Signer's keys of TOKEN_KEYS_OWNER. */
 export const tokenKeys = (signer: Signer) => ({
-  sign: (claims: Parameters<Signer['sign']>[1]) => signer.sign(TOKEN_KEYS_OWNER, claims, { typ: 'JWT' }),
+  /** Signs with the current token key; `typ` JWT (identity and ID tokens) unless told (`logout+jwt`). */
+  sign: (claims: Parameters<Signer['sign']>[1], typ = 'JWT') =>
+    signer.sign(TOKEN_KEYS_OWNER, claims, { typ }),
   jwks: () => signer.jwks(TOKEN_KEYS_OWNER),
   rotate: () => signer.rotate(TOKEN_KEYS_OWNER),
   verify: (jwt: string) => signer.verify(TOKEN_KEYS_OWNER, jwt),

@@ -1,3 +1,4 @@
+import { nextAfterFailure, RETRY_WINDOW_MS } from '../../../core/delivery/retry-schedule.ts';
 import { triggerListName } from '../../../core/events/trigger-names.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
@@ -15,7 +16,6 @@ import type { Signer } from '../../../core/ports/signer.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import { createHeaderOpener } from '../store/custom-headers.ts';
 import { type AttemptRecord, type AttemptRecorder, RESPONSE_EXCERPT_CHARS } from './attempts.ts';
-import { nextAfterFailure, RETRY_WINDOW_MS } from './backoff.ts';
 import type { DeliveryMessage } from './enqueue.ts';
 import type { FreshDeliveries } from './fresh-deliveries.ts';
 import { createDeliveryLoader, type DeliveryToAttempt, type EventCache } from './loader.ts';

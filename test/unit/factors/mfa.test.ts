@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { passwordAuthenticator } from '../../../core/capabilities/password-authenticator.ts';
+import { personDirectory } from '../../../core/capabilities/person-directory.ts';
 import { signInCompletion } from '../../../core/capabilities/sign-in-completion.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { codeFactor } from './code-factor.ts';
@@ -138,6 +139,11 @@ describe('the second step of a sign-in', () => {
     await expectStatus(perToken, 429);
     expect(Number(perToken.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(perToken.json.errors[0].message).toContain('for this mfa_token');
+    const limited = await s.eventsNamed('AuthenticationFailed_v1', 3);
+    expect(limited.at(-1)).toMatchObject({
+      failed_authn_method: 'totp',
+      failure_reason: 'too_many_attempts',
+    });
 
     // Three attempts from one address, then that address waits, whatever token it brings.
     await expectStatus(
@@ -209,6 +215,9 @@ describe('the second step of a sign-in', () => {
       authenticated_methods: ['password'],
     });
     expect(await s.eventsNamed('TokenMinted_v1', 0)).toHaveLength(0);
+    // The hosted login asks secondStep: never nothing under required, so nobody gets in on one factor.
+    const completion = s.service.ctx.capability(signInCompletion);
+    expect(await completion?.secondStep(s.org.id, bob.personId)).toEqual(['totp']);
   });
 
   it('refuses the password when the policy does not allow it, before checking it', async () => {
@@ -262,5 +271,45 @@ describe('the second step of a sign-in', () => {
     expect(await completion?.pending(hostile.orgId, mfaToken)).toBeUndefined();
     await expectStatus(await s.mfa({ mfa_token: mfaToken, method: 'totp', code: CODE }), 200);
     expect(await completion?.pending(s.org.id, mfaToken)).toBeUndefined();
+  });
+
+  it('never asks a first factor to complete its own sign-in', async () => {
+    const passkeys = codeFactor('webauthn');
+    svc = await factorsService({ extra: [passkeys.plugin] });
+    const s = svc;
+    await s.setPolicy({ first_factors: ['password', 'webauthn'], second_factor: 'optional' });
+    const ada = await s.addPerson([ADA]);
+    passkeys.enrol(s.org.id, ada.personId, '1', { firstFactor: true });
+    const person = await s.service.ctx.capability(personDirectory)?.get(s.org.id, ada.personId);
+    const completion = s.service.ctx.capability(signInCompletion);
+    if (!person || !completion) throw new Error('the persons and factors plugins are enabled');
+    const rc = {
+      clientIp: undefined,
+      analytics: {},
+      browser: { user_agent: '', window_location: '', service_sdk_version: '' },
+    };
+    const authentication = (method: string) => ({
+      handle: ADA,
+      method,
+      timestamp: new Date(s.clock.now()).toISOString(),
+    });
+    const byPasskey = await completion.afterFirstFactor({
+      orgId: s.org.id,
+      person,
+      authentication: authentication('webauthn'),
+      rc,
+    });
+    expect(byPasskey.kind).toBe('token');
+    if (byPasskey.kind === 'token')
+      expect(decodeJwt(byPasskey.token).authenticated_methods).toEqual(['webauthn']);
+    // After a password, the passkey is the second step.
+    const byPassword = await completion.afterFirstFactor({
+      orgId: s.org.id,
+      person,
+      authentication: authentication('password'),
+      rc,
+    });
+    expect(byPassword).toMatchObject({ kind: 'mfa_required', methods: ['webauthn'] });
+    expect(await completion.secondStep(s.org.id, ada.personId)).toEqual(['webauthn']);
   });
 });

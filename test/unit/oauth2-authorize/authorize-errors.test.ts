@@ -113,7 +113,7 @@ describe('GET /oauth2/authorize after that: the error redirected to the client (
       'invalid_request',
       /response_mode must be query/,
     ],
-    ['prompt=none', (q) => ({ ...q, prompt: 'none' }), 'login_required', /prompt=none/],
+    // prompt=none without a session (login_required) is the sessions' answer: sessions/single-sign-on.test.ts.
     [
       'prompt=none with login',
       (q) => ({ ...q, prompt: 'none login' }),

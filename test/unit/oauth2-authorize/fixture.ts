@@ -2,6 +2,7 @@ import { expect } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
+import type { Logger } from '../../../core/log.ts';
 import { definePlugin, type ServiceDefinition } from '../../../core/plugin.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import { ack, type Delivered } from '../../../core/ports/event-bus.ts';
@@ -37,6 +38,8 @@ export async function startAuthorizeService(
     plugins?: ServiceDefinition['plugins'];
     /** Keep every event published (the bus is a work queue: false leaves them to a webhooks plugin). @default true */
     recordEvents?: boolean;
+    /** Where the service logs. @default none */
+    log?: Logger;
   } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
@@ -66,6 +69,7 @@ export async function startAuthorizeService(
     env: { PUBLIC_BASE_URL: url, ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
+    ...(o.log ? { log: o.log } : {}),
   });
   handle = t.service.fetchFrom;
   // Workers too: on JetStream the events leave through the outbox relay.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test';
+import { backoffMs, nextAfterFailure, RETRY_WINDOW_MS } from '../../../core/delivery/retry-schedule.ts';
 import { formatDuration, parseDuration, parseTimeout } from '../../../plugins/webhooks/api/duration.ts';
 import { canonicalTrigger } from '../../../plugins/webhooks/api/trigger-input.ts';
-import { backoffMs, nextAfterFailure, RETRY_WINDOW_MS } from '../../../plugins/webhooks/pipeline/backoff.ts';
 import { customHeaderProblems } from '../../../plugins/webhooks/store/custom-headers.ts';
 
 describe('timeout durations', () => {

@@ -1,6 +1,7 @@
 /**
- * The retry schedule of event deliveries (docs/spec/identity-service-interface.md, Events > Event
- * triggers; docs/guides/webhooks.md, Delivery).
+ * The retry schedule of deliveries to customers' URLs: webhook events (docs/spec/identity-service-interface.md,
+ * Events > Event triggers; docs/guides/webhooks.md, Delivery) and back-channel logout tokens
+ * (docs/guides/hosted-login.md). Pure arithmetic on clock milliseconds: the caller keeps the attempts.
  */
 
 const MINUTE = 60_000;

@@ -1,0 +1,3 @@
+import { backchannelLogoutSuite, startBackchannelService } from './backchannel-logout.suite.ts';
+
+backchannelLogoutSuite('pg-queue on PGlite', (env) => startBackchannelService({ env }));
