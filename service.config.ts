@@ -2,6 +2,7 @@ import { defineService } from './core/plugin.ts';
 import { attributes } from './plugins/attributes/index.ts';
 import { consents } from './plugins/consents/index.ts';
 import { edge } from './plugins/edge/index.ts';
+import { emailCodes } from './plugins/email-codes/index.ts';
 import { factors } from './plugins/factors/index.ts';
 import { oauth2 } from './plugins/oauth2/index.ts';
 import { oauth2Authorize } from './plugins/oauth2-authorize/index.ts';
@@ -28,6 +29,7 @@ export default defineService({
     password(),
     factors(),
     passkeys(),
+    emailCodes(),
     sso(),
     ssoSignIn(),
     oauth2(),

@@ -3,6 +3,7 @@ import type { Env } from '../../core/config.ts';
 import type { PluginDefinition } from '../../core/plugin.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Storage } from '../../core/ports/storage.ts';
+import { emailCodes } from '../../plugins/email-codes/index.ts';
 import { factors } from '../../plugins/factors/index.ts';
 import { type PasskeyOptions, passkeys } from '../../plugins/passkeys/index.ts';
 import { type PasswordOptions, password } from '../../plugins/password/index.ts';
@@ -12,10 +13,10 @@ import { expectStatus } from './expect-status.ts';
 import type { CallOptions, CallResult } from './service.ts';
 import { startWebhookService, type WebhookTestService } from './webhooks.ts';
 
-/** The identity plugins of the default deployment: persons, tokens, password, factors and passkeys. */
+/** The identity plugins of the default deployment: persons, tokens, password, factors, passkeys, email codes. */
 export const identityPlugins = (
   o: { password?: PasswordOptions; tokens?: TokensOptions; passkeys?: PasskeyOptions } = {},
-) => [persons(), tokens(o.tokens), password(o.password), factors(), passkeys(o.passkeys)];
+) => [persons(), tokens(o.tokens), password(o.password), factors(), passkeys(o.passkeys), emailCodes()];
 
 /** The claims every identity token carries; what is left of a token's claims are the custom ones. */
 const STANDARD_CLAIMS = [

@@ -26,6 +26,7 @@ describe('generated migrations', () => {
         'consents',
         'sdk',
         'totp',
+        'email-codes',
         'factors',
       ].sort(),
     );

@@ -53,7 +53,7 @@ export function mfaRoutes(
       detail: detail(
         'AuthenticateMfa',
         'Complete a sign-in with its second factor',
-        'End-user facing: `Service-OrgID` only. After a first factor answered `{person_id, mfa_required: true, mfa_token, methods}`: `{mfa_token, method: totp, code}`, `{mfa_token, method: otp_via_email, code}` or `{mfa_token, method: webauthn, challenge_id, response}`. 200 `{token, person_id}` with every factor in authenticated_methods. The mfa_token is single use and short-lived; 401 for one that is unknown, of another organization, expired, used or void after too many failures, and for a second factor that does not check; 400 for a method the sign-in does not offer; 429 with Retry-After past the per-token or per-address limit.',
+        'End-user facing: `Service-OrgID` only. After a first factor answered `{person_id, mfa_required: true, mfa_token, methods}`: `{mfa_token, method: totp, code}`, `{mfa_token, method: otp_via_email, challenge_id, code}` (the code from POST /authenticate/mfa/email) or `{mfa_token, method: webauthn, challenge_id, response}`. 200 `{token, person_id}` with every factor in authenticated_methods. The mfa_token is single use and short-lived; 401 for one that is unknown, of another organization, expired, used or void after too many failures, and for a second factor that does not check; 400 for a method the sign-in does not offer; 429 with Retry-After past the per-token or per-address limit.',
       ),
     },
   );
