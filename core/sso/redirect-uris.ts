@@ -10,6 +10,10 @@ export const SIGN_IN_CALLBACK_PATH = '/sso/oidc/callback';
 /** The hosted login's SSO buttons: the provider's answer comes back to `/oauth2/authorize/sso/callback/{id}`. */
 export const HOSTED_LOGIN_CALLBACK_PATH = '/oauth2/authorize/sso/callback';
 
-/** A credential's redirect URI under `path` of the service at `baseUrl` (PUBLIC_BASE_URL). */
+/**
+ * A credential's redirect URI under `path` of the service at `baseUrl` (PUBLIC_BASE_URL). The ID is
+ * percent-encoded: callback IDs are random base64url, but a posted answer's path may carry anything, and
+ * what it becomes (a Location header) must stay ASCII.
+ */
 export const credentialRedirectUri = (baseUrl: string, path: string, callbackId: string): string =>
-  `${baseUrl}${path}/${callbackId}`;
+  `${baseUrl}${path}/${encodeURIComponent(callbackId)}`;

@@ -214,6 +214,23 @@ describe("a credential's callback", () => {
   });
 });
 
+describe('a posted answer (form_post) to any callback path', () => {
+  it('is sent on by GET with its callback ID percent-encoded, whatever the path holds', async () => {
+    // The hosted login's posted callback builds its Location with the same credentialRedirectUri.
+    for (const path of ['/sso/oidc/callback/%F0%9F%98%80', '/sso/oidc/callback/%E2%9C%93%20x']) {
+      const res = await t.call('POST', path, {
+        orgId: null,
+        key: null,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        raw: 'state=s&code=c',
+      });
+      await expectStatus(res, 303);
+      const location = res.headers.get('location') ?? '';
+      expect(location).toStartWith(`${t.config.publicBaseUrl}${path}?`);
+    }
+  });
+});
+
 describe('the retired shared callback', () => {
   it('answers 410 by GET and by POST, redeeming nothing and leaving the state to its own callback', async () => {
     const { back, cookie } = await answerFor(opClientA.clientId, own.A);
