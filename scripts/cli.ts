@@ -84,7 +84,11 @@ async function createOAuthClient(service: Service, orgId: string, flags: ClientF
     flags['grant-types'] === undefined
       ? [isPublic ? 'authorization_code' : 'client_credentials']
       : listOf(flags['grant-types']);
-  const store = createClientStore({ storage: service.ctx.storage, clock: service.ctx.clock });
+  const store = createClientStore({
+    storage: service.ctx.storage,
+    clock: service.ctx.clock,
+    secrets: service.ctx.secrets,
+  });
   try {
     const body = parseOrThrow(
       ClientCreateSchema,

@@ -27,7 +27,6 @@ describe('the OpenAPI document', () => {
     expect(create.tags).toEqual(['OAuth2']);
     expect(create.requestBody.content['application/json'].schema.required).toEqual([
       'client_name',
-      'scopes',
       'grant_types',
     ]);
     // The sign-in session and logout members, described in the create and PATCH bodies and the answers.
