@@ -13,12 +13,13 @@ import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
 import { createAssertionReplayStore } from './store/assertions.ts';
-import { createClientStore } from './store/clients.ts';
+import { clientSecretsSealed, createClientStore } from './store/clients.ts';
 import { createAccessTokens } from './tokens/access-tokens.ts';
 import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './tokens/routes.ts';
 import { createOAuth2Server } from './tokens/server.ts';
 
 export { createClient } from './clients/admin.ts';
+export { authMethodOf } from './clients/metadata-rules.ts';
 export { ClientCreateSchema } from './schema.ts';
 export { createClientStore } from './store/clients.ts';
 
@@ -102,6 +103,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
           .use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],
+        sealed: [clientSecretsSealed],
         provide: { oauth2Server: registry.server },
       };
     },

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
+import type { SealedColumn } from '../../../core/db/reseal.ts';
 import { uuidv7 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SecretBox } from '../../../core/ports/secret-box.ts';
@@ -38,6 +39,15 @@ export interface ClientInput {
 
 /** The SecretBox context of a client_secret_jwt client's sealed secret: a sealed value moves to no other row. */
 export const clientSecretContext = (clientId: string) => `oauth2-client-secret:${clientId}`;
+
+/** client_secret_jwt clients' sealed secrets, for `secrets reseal`. */
+export const clientSecretsSealed: SealedColumn = {
+  name: 'oauth2_clients.secret_sealed',
+  table: 'oauth2_clients',
+  keys: ['client_id'],
+  column: 'secret_sealed',
+  context: (row) => clientSecretContext(row.client_id!),
+};
 
 /** The RFC 7591 members of an input, as columns: only those given. */
 function metadataColumns(input: ClientInput): Partial<typeof oauth2Clients.$inferInsert> {
