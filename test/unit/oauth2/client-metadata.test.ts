@@ -283,6 +283,34 @@ describe('RFC 7591 client metadata on PATCH /oauth2/clients/{id}', () => {
     );
   });
 
+  it('drops the sealed secret when a client leaves client_secret_jwt, keeping its secret usable', async () => {
+    const made = await create({ scopes: ['a'], token_endpoint_auth_method: 'client_secret_jwt' });
+    const { client_id, client_secret } = made.json.result;
+    const sealedOf = async () =>
+      (
+        await t.service.ctx.storage.db
+          .select()
+          .from(oauth2Clients)
+          .where(eq(oauth2Clients.clientId, client_id))
+      )[0]!.secretSealed;
+    expect(await sealedOf()).toBeString();
+    const basic = await t.call('PATCH', `${CLIENTS}/${client_id}`, {
+      body: { token_endpoint_auth_method: 'client_secret_basic' },
+    });
+    await expectStatus(basic, 200);
+    expect(await sealedOf()).toBeNull();
+    const res = await t.call('POST', '/oauth2/tokens', {
+      raw: 'grant_type=client_credentials',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${btoa(`${client_id}:${client_secret}`)}`,
+      },
+      key: null,
+      orgId: null,
+    });
+    await expectStatus(res, 200);
+  });
+
   it("cannot read or change another organization's client metadata", async () => {
     const hostile = await t.service.ctx.orgs.create('Hostile');
     const made = await create({ scopes: ['a'], contacts: ['mine@acme.example'] });
