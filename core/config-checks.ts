@@ -25,7 +25,7 @@ export function settingProblems(e: EnvSettings, env: Env): string[] {
       problems.push(`MASTER_KEY must give each key once, under its own id (repeated: ${twice.join(', ')})`);
   }
   // Outside development an allowance is an exception to the address guard, never a way to switch it off.
-  for (const name of ['DELIVERY_ALLOW_PRIVATE', 'SSO_ALLOW_PRIVATE'] as const) {
+  for (const name of ['DELIVERY_ALLOW_PRIVATE', 'SSO_ALLOW_PRIVATE', 'CLIENT_JWKS_ALLOW_PRIVATE'] as const) {
     const wide = e.NODE_ENV === 'development' ? [] : list(e[name]).filter(isTooWideAllowance);
     if (wide.length)
       problems.push(

@@ -68,7 +68,7 @@ export const CORE_SETTINGS = {
     kind: oneOf(['development', 'production', 'test'], 'must be development, production or test'),
     default: 'development',
     description:
-      '`production` requires `MASTER_KEY` and `PUBLIC_BASE_URL`, listens on `0.0.0.0` unless `HOST` says otherwise, makes no development organization and stops at start without `SMTP_URL` unless `MAIL_OUTBOX=true` chooses the development outbox. Outside `development`, `DELIVERY_ALLOW_PRIVATE` and `SSO_ALLOW_PRIVATE` may not name wide ranges. The container image sets `production`',
+      '`production` requires `MASTER_KEY` and `PUBLIC_BASE_URL`, listens on `0.0.0.0` unless `HOST` says otherwise, makes no development organization and stops at start without `SMTP_URL` unless `MAIL_OUTBOX=true` chooses the development outbox. Outside `development`, `DELIVERY_ALLOW_PRIVATE`, `SSO_ALLOW_PRIVATE` and `CLIENT_JWKS_ALLOW_PRIVATE` may not name wide ranges. The container image sets `production`',
   }),
   PORT: core({
     group: 'server',
@@ -250,6 +250,14 @@ export const CORE_SETTINGS = {
     note: NARROW_ALLOWANCE,
     description:
       "private ranges SSO providers may be in (an identity provider on the operator's own network, `10.20.0.0/16`; `127.0.0.0/8` for one on the same machine in development); logged in one warn line at start. Providers are reached over https only, whatever it says: serve a private provider with a certificate from a CA in `NODE_EXTRA_CA_CERTS`",
+  }),
+  CLIENT_JWKS_ALLOW_PRIVATE: core({
+    group: 'outbound',
+    kind: cidrs('10.20.0.0/16'),
+    defaultText: 'none',
+    note: NARROW_ALLOWANCE,
+    description:
+      "private ranges OAuth clients' `jwks_uri` may be in (`private_key_jwt` clients whose keys are served on the operator's own network; `127.0.0.0/8` for one on the same machine in development); logged in one warn line at start. Key sets are fetched over https only: serve a private one with a certificate from a CA in `NODE_EXTRA_CA_CERTS`",
   }),
   DELIVERY_HOST_MAP: core({
     group: 'outbound',

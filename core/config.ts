@@ -62,6 +62,8 @@ export interface Config {
   deliveryAllowPrivate: string[];
   /** SSO_ALLOW_PRIVATE, split */
   ssoAllowPrivate: string[];
+  /** CLIENT_JWKS_ALLOW_PRIVATE, split */
+  clientJwksAllowPrivate: string[];
   /** DELIVERY_HOST_MAP, as host (lower-case) to address */
   deliveryHostMap: Record<string, string>;
   /** The PEM text of the file NODE_EXTRA_CA_CERTS names */
@@ -143,6 +145,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = defaul
     trustedProxyHops: Number(e.TRUSTED_PROXY_HOPS),
     deliveryAllowPrivate: list(e.DELIVERY_ALLOW_PRIVATE),
     ssoAllowPrivate: list(e.SSO_ALLOW_PRIVATE),
+    clientJwksAllowPrivate: list(e.CLIENT_JWKS_ALLOW_PRIVATE),
     deliveryHostMap: hostMap,
     extraCaPem,
     shutdownDrainMs: Number(e.SHUTDOWN_DRAIN_MS),

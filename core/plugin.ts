@@ -39,10 +39,11 @@ export interface ServiceContext {
   readonly secrets: SecretBox;
   readonly delivery: HttpDelivery;
   /**
-   * Guarded fetches for requests to addresses a tenant chose (SSO providers: `outbound.sso`): https only,
+   * Guarded fetches for requests to addresses a tenant chose (SSO providers: `outbound.sso`; clients'
+   * `jwks_uri`: `outbound.clientJwks`): https only,
    * every resolved address vetted and pinned, no redirects, a generic error for the tenant.
    */
-  readonly outbound: Pick<OutboundRequests, 'sso'>;
+  readonly outbound: Pick<OutboundRequests, 'sso' | 'clientJwks'>;
   readonly clock: Clock;
   /** Publishes catalogue events on the bus, typed by name: `ctx.events.publish(orgId, 'RoleDeleted_v1', { role_name }, { tx })`. */
   readonly events: EventPublisher;

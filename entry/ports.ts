@@ -88,6 +88,18 @@ export async function createPorts(
     extraCaPem: config.extraCaPem,
     log: log.child({ component: 'sso-outbound' }),
   });
+  // Clients' key sets (private_key_jwt) are addresses a tenant chooses too: the same guard, its own allowance.
+  const clientJwks = createGuardedFetch({
+    allowPrivate: config.clientJwksAllowPrivate,
+    setting: 'CLIENT_JWKS_ALLOW_PRIVATE',
+    purpose: 'OAuth client key set',
+    hostMap: config.deliveryHostMap,
+    extraCaPem: config.extraCaPem,
+    log: log.child({ component: 'client-jwks-outbound' }),
+    // A key set is small; a client's token request waits for it.
+    timeoutMs: 5000,
+    maxResponseBytes: 65_536,
+  });
   const messenger = overrides.messenger ?? createMessenger(config, log.child({ component: 'mail' }));
   return {
     storage,
@@ -95,7 +107,13 @@ export async function createPorts(
     signer,
     secrets,
     delivery,
-    outbound: { sso: sso.fetch, close: sso.close },
+    outbound: {
+      sso: sso.fetch,
+      clientJwks: clientJwks.fetch,
+      close: async () => {
+        await Promise.all([sso.close(), clientJwks.close()]);
+      },
+    },
     clock,
     messenger,
     migrations: [localKeysMigrations, config.natsUrls ? natsOutboxMigrations : pgQueueMigrations],

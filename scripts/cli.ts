@@ -12,6 +12,8 @@
  *                        [--redirect-uri <uri> ...] [--public]    {"client_id","client_secret",...}
  *                        [--post-logout-redirect-uri <uri> ...] [--backchannel-logout-uri <uri>]
  *                        [--backchannel-logout-session-required] [--third-party]
+                     [--token-endpoint-auth-method <method>] [--jwks-uri <uri>]
+ *                        [--token-endpoint-auth-method <method>] [--jwks-uri <uri>]
  *   npx identity-service secrets reseal                    seal every value again with the current master key
  *   npx identity-service migrate                           apply pending migrations and exit
  */
@@ -26,7 +28,12 @@ import { StorageError } from '../core/ports/storage.ts';
 import type { Service } from '../core/service.ts';
 import { TOKEN_KEYS_OWNER } from '../core/tokens/token-keys.ts';
 import { createService } from '../entry/create-service.ts';
-import { ClientCreateSchema, createClient, createClientStore } from '../plugins/oauth2/index.ts';
+import {
+  authMethodOf,
+  ClientCreateSchema,
+  createClient,
+  createClientStore,
+} from '../plugins/oauth2/index.ts';
 
 const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <command>)
   org create --name <name>
@@ -38,6 +45,7 @@ const USAGE = `usage: npx identity-service <command>   (or npm run -s cli -- <co
                       [--redirect-uri <uri> ...] [--public]
                       [--post-logout-redirect-uri <uri> ...] [--backchannel-logout-uri <uri>]
                       [--backchannel-logout-session-required] [--third-party]
+                     [--token-endpoint-auth-method <method>] [--jwks-uri <uri>]
   secrets reseal
   migrate`;
 
@@ -56,6 +64,8 @@ const FLAG_OF: Record<string, string> = {
   'body.backchannel_logout_uri': '--backchannel-logout-uri',
   'body.backchannel_logout_session_required': '--backchannel-logout-session-required',
   'body.first_party': '--third-party',
+  'body.token_endpoint_auth_method': '--token-endpoint-auth-method',
+  'body.jwks_uri': '--jwks-uri',
 };
 
 /** The flags of oauth-client create. */
@@ -70,6 +80,9 @@ interface ClientFlags {
   'backchannel-logout-session-required'?: boolean;
   /** A third-party app (first_party: false): its users see a consent page. */
   'third-party'?: boolean;
+  /** RFC 7591's name: none is a public client; private_key_jwt needs --jwks-uri. */
+  'token-endpoint-auth-method'?: string;
+  'jwks-uri'?: string;
 }
 
 /** A comma- or space-separated list flag. */
@@ -79,12 +92,17 @@ const listOf = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter
 async function createOAuthClient(service: Service, orgId: string, flags: ClientFlags) {
   const name = flags.name?.trim();
   if (!name) throw new UsageError('--name <name> is required');
-  const isPublic = flags.public ?? false;
+  const method = flags['token-endpoint-auth-method'];
+  const isPublic = flags.public ?? method === 'none';
   const grantTypes =
     flags['grant-types'] === undefined
       ? [isPublic ? 'authorization_code' : 'client_credentials']
       : listOf(flags['grant-types']);
-  const store = createClientStore({ storage: service.ctx.storage, clock: service.ctx.clock });
+  const store = createClientStore({
+    storage: service.ctx.storage,
+    clock: service.ctx.clock,
+    secrets: service.ctx.secrets,
+  });
   try {
     const body = parseOrThrow(
       ClientCreateSchema,
@@ -100,6 +118,8 @@ async function createOAuthClient(service: Service, orgId: string, flags: ClientF
           : {}),
         backchannel_logout_session_required: flags['backchannel-logout-session-required'] ?? false,
         first_party: !(flags['third-party'] ?? false),
+        ...(method !== undefined ? { token_endpoint_auth_method: method } : {}),
+        ...(flags['jwks-uri'] !== undefined ? { jwks_uri: flags['jwks-uri'] } : {}),
       },
       'body',
     );
@@ -118,6 +138,8 @@ async function createOAuthClient(service: Service, orgId: string, flags: ClientF
       ...(row.backchannelLogoutUri !== null ? { backchannel_logout_uri: row.backchannelLogoutUri } : {}),
       backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
       first_party: row.firstParty,
+      token_endpoint_auth_method: authMethodOf(row),
+      ...(row.jwksUri !== null ? { jwks_uri: row.jwksUri } : {}),
     };
   } catch (e) {
     if (!(e instanceof ServiceError) || e.status !== 400) throw e;
@@ -239,6 +261,8 @@ async function main(): Promise<number> {
         'backchannel-logout-uri': { type: 'string' },
         'backchannel-logout-session-required': { type: 'boolean' },
         'third-party': { type: 'boolean' },
+        'token-endpoint-auth-method': { type: 'string' },
+        'jwks-uri': { type: 'string' },
         help: { type: 'boolean' },
       },
       allowPositionals: true,

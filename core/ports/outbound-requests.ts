@@ -43,5 +43,7 @@ export class GuardedFetchError extends Error {
 export interface OutboundRequests {
   /** SSO providers' discovery, JWKS, token, userinfo and profile endpoints (SSO_ALLOW_PRIVATE). */
   readonly sso: GuardedFetch;
+  /** OAuth clients' `jwks_uri`, for private_key_jwt client authentication (CLIENT_JWKS_ALLOW_PRIVATE). */
+  readonly clientJwks: GuardedFetch;
   close(): Promise<void>;
 }

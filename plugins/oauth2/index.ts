@@ -3,19 +3,23 @@ import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import { analyticsReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
+import { createAssertionVerifier } from './clients/assertions.ts';
 import { createClientCache, type LifetimeDefaults } from './clients/cache.ts';
+import { createClientKeySets } from './clients/key-sets.ts';
 import { createLastUsed } from './clients/last-used.ts';
 import { clientRoutes } from './clients/routes.ts';
 import { uiConfigurationRoutes } from './clients/ui-routes.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
-import { createClientStore } from './store/clients.ts';
+import { createAssertionReplayStore } from './store/assertions.ts';
+import { clientSecretsSealed, createClientStore } from './store/clients.ts';
 import { createAccessTokens } from './tokens/access-tokens.ts';
 import { tokenDirectRoutes, tokenEndpoints, tokenRoutes } from './tokens/routes.ts';
 import { createOAuth2Server } from './tokens/server.ts';
 
 export { createClient } from './clients/admin.ts';
+export { authMethodOf } from './clients/metadata-rules.ts';
 export { ClientCreateSchema } from './schema.ts';
 export { createClientStore } from './store/clients.ts';
 
@@ -57,7 +61,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         accessTokenSeconds: s.OAUTH2_ACCESS_TOKEN_LIFETIME,
         refreshTokenSeconds: s.OAUTH2_REFRESH_TOKEN_LIFETIME,
       };
-      const store = createClientStore({ storage: ctx.storage, clock: ctx.clock });
+      const store = createClientStore({ storage: ctx.storage, clock: ctx.clock, secrets: ctx.secrets });
       const clients = createClientCache({ store, clock: ctx.clock, defaults, ttlMs: cacheMs });
       const accessTokens = createAccessTokens({
         signer: ctx.signer,
@@ -70,12 +74,21 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       const registry = createOAuth2Server({ clients, accessTokens });
       registry.server.addGrant(clientCredentialsGrant(accessTokens, ctx.config.publicBaseUrl));
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
+      const log = ctx.log.child({ component: 'oauth2' });
+      const assertions = createAssertionVerifier({
+        clock: ctx.clock,
+        secrets: ctx.secrets,
+        keySets: createClientKeySets({ fetch: ctx.outbound.clientJwks, clock: ctx.clock, log }),
+        replay: createAssertionReplayStore({ storage: ctx.storage, clock: ctx.clock, log }),
+        issuer: ctx.config.publicBaseUrl,
+      });
       const deps = {
         clients,
+        assertions,
         registry,
         lastUsed,
         analyticsOf: analyticsReader(ctx.headers),
-        log: ctx.log.child({ component: 'oauth2' }),
+        log,
         issued: ctx.metrics.counter({
           name: 'identity_oauth2_tokens_issued_total',
           help: 'Access tokens the OAuth 2.0 token endpoint issued, by grant type',
@@ -90,6 +103,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
           .use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],
+        sealed: [clientSecretsSealed],
         provide: { oauth2Server: registry.server },
       };
     },

@@ -1,6 +1,7 @@
 import { bigint, boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import type { OAuthClientUiConfiguration } from '../../core/capabilities/oauth2-server.ts';
+import { metadataCreateEntries, metadataPatchEntries, metadataResponseEntries } from './clients/metadata.ts';
 
 /**
  * OAuth 2.0 clients. The client ID is the key across the deployment: the token endpoint finds the
@@ -37,6 +38,27 @@ export const oauth2Clients = pgTable(
     backchannelLogoutSessionRequired: boolean('backchannel_logout_session_required').notNull().default(false),
     /** The organization's own app (no consent page); false: a third party, asked consent for. */
     firstParty: boolean('first_party').notNull().default(true),
+    /**
+     * How it authenticates at the token endpoint (RFC 7591 names); null: the default of its type,
+     * `none` for public clients, `client_secret_basic` (Basic or the form alike) for confidential ones.
+     */
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method'),
+    /** Its public keys (a JWK Set) for private_key_jwt; null: none given inline. */
+    jwks: jsonb('jwks').$type<{ keys: Record<string, unknown>[] }>(),
+    /** Where its public keys are served (https); null: none. Never set together with `jwks`. */
+    jwksUri: text('jwks_uri'),
+    /**
+     * A client_secret_jwt client's secret sealed with the SecretBox (context `oauth2-client-secret:<id>`):
+     * the HMAC key of its assertions, which a digest cannot check. Null for every other method.
+     */
+    secretSealed: text('secret_sealed'),
+    clientUri: text('client_uri'),
+    logoUri: text('logo_uri'),
+    policyUri: text('policy_uri'),
+    tosUri: text('tos_uri'),
+    contacts: jsonb('contacts').$type<string[]>().notNull().default([]),
+    softwareId: text('software_id'),
+    softwareVersion: text('software_version'),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );
@@ -55,6 +77,20 @@ export const oauth2RevokedTokens = pgTable(
     revokedAt: bigint('revoked_at', { mode: 'number' }).notNull(),
   },
   (t) => [index('oauth2_revoked_tokens_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Client assertions (RFC 7523) already used, by the SHA-256 of their client ID and jti (hex), kept until
+ * the assertion's exp so every replica refuses a second use; rows past expires_at are swept.
+ */
+export const oauth2ClientAssertions = pgTable(
+  'oauth2_client_assertions',
+  {
+    jtiHash: text('jti_hash').primaryKey(),
+    /** Milliseconds since the epoch: the assertion's exp. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('oauth2_client_assertions_expires_idx').on(t.expiresAt)],
 );
 
 // ---------------------------------------------------------------------------------------------------
@@ -132,7 +168,9 @@ const scopes = v.pipe(
     'must be an array of scopes',
   ),
   v.maxLength(100, 'must list at most 100 scopes'),
-  v.description('The scopes this client may be granted. Duplicates are dropped.'),
+  v.description(
+    'The scopes this client may be granted. Duplicates are dropped. Required, unless scope (the RFC 7591 string) gives them.',
+  ),
 );
 const grantTypes = v.pipe(
   v.array(
@@ -227,7 +265,7 @@ const exactly = <E extends v.ObjectEntries>(entries: E, what: string) =>
 export const ClientCreateSchema = exactly(
   {
     client_name: clientName,
-    scopes,
+    scopes: v.optional(scopes),
     grant_types: grantTypes,
     redirect_uris: v.optional(redirectUris),
     resources: v.optional(resources),
@@ -240,9 +278,12 @@ export const ClientCreateSchema = exactly(
     public: v.optional(
       v.pipe(
         v.boolean('must be true or false'),
-        v.description('A public client has no secret (browser and native apps) and must use PKCE.'),
+        v.description(
+          'A public client has no secret (browser and native apps) and must use PKCE. Default: true when token_endpoint_auth_method is none, else false.',
+        ),
       ),
     ),
+    ...metadataCreateEntries,
   },
   'of an OAuth 2.0 client',
 );
@@ -260,6 +301,7 @@ export const ClientPatchSchema = exactly(
     first_party: v.optional(firstParty),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
+    ...metadataPatchEntries,
   },
   'a PATCH may change',
 );
@@ -298,6 +340,7 @@ export const ClientSchema = v.object({
     v.boolean(),
     v.description("True: the organization's own app, no consent page; false: a third party, asked consent."),
   ),
+  ...metadataResponseEntries,
   created_at: v.string(),
   last_used: v.optional(v.pipe(v.string(), v.description('Recorded at most once a minute.'))),
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { expectStatus } from '../helpers/expect-status.ts';
 import {
@@ -110,5 +111,34 @@ describe('oauth2 on Postgres, two replicas', () => {
     const c = await a.createClient();
     await expectStatus(await b.call('GET', `/oauth2/clients/${c.client_id}`), 404);
     await expectStatus(await a.call('GET', `/oauth2/clients/${c.client_id}`), 200);
+  });
+
+  it('accepts a client assertion once across replicas, concurrent replays included', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const c = await a.createClient({
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: 'k' }] },
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({
+      iss: c.client_id,
+      sub: c.client_id,
+      aud: a.url,
+      exp: now + 60,
+      jti: crypto.randomUUID(),
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+      .sign(privateKey);
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).post('/oauth2/tokens', form)),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of answers.filter((x) => x.status !== 200))
+      expect(await expectOAuthError(r, 401, 'invalid_client')).toContain('used before');
   });
 });

@@ -81,6 +81,7 @@ describe('the admin CLI', () => {
       post_logout_redirect_uris: [],
       backchannel_logout_session_required: false,
       first_party: true,
+      token_endpoint_auth_method: 'client_secret_basic',
     });
     const spa = cli(
       'oauth-client',
@@ -137,6 +138,37 @@ describe('the admin CLI', () => {
     );
     expect(fragment.code).toBe(2);
     expect(fragment.err).toContain('--backchannel-logout-uri: must not contain a fragment');
+    const keyed = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'Agent',
+      '--token-endpoint-auth-method',
+      'private_key_jwt',
+      '--jwks-uri',
+      'https://agent.example/jwks.json',
+    );
+    expect(keyed.code).toBe(0);
+    expect(JSON.parse(keyed.out)).toMatchObject({
+      public: false,
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: 'https://agent.example/jwks.json',
+    });
+    expect(JSON.parse(keyed.out).client_secret).toBeUndefined();
+    const keyless = cli(
+      'oauth-client',
+      'create',
+      '--org',
+      organization_id,
+      '--name',
+      'x',
+      '--token-endpoint-auth-method',
+      'private_key_jwt',
+    );
+    expect(keyless.code).toBe(2);
+    expect(keyless.err).toContain('--jwks-uri: a private_key_jwt client needs its public keys');
   }, 60_000);
 
   it('reseals stored secrets with the current master key and reports the counts', () => {
@@ -152,6 +184,7 @@ describe('the admin CLI', () => {
       'sso_credentials.client_secret': 0,
       'sso_credentials.secret_options': 0,
       'oauth2_authorize_codes.id_token': 0,
+      'oauth2_clients.secret_sealed': 0,
     });
   }, 60_000);
 

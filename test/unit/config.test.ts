@@ -119,6 +119,23 @@ describe('configuration', () => {
     expect(loadConfig({}).ssoAllowPrivate).toEqual([]);
   });
 
+  it('holds CLIENT_JWKS_ALLOW_PRIVATE to the same rules, apart from SSO_ALLOW_PRIVATE', () => {
+    expect(problemsOf({ CLIENT_JWKS_ALLOW_PRIVATE: '10.0.0.0/33' })).toContain(
+      'CLIENT_JWKS_ALLOW_PRIVATE must be a comma-separated list of CIDRs',
+    );
+    for (const env of ['production', 'test'])
+      expect(problemsOf({ NODE_ENV: env, CLIENT_JWKS_ALLOW_PRIVATE: '10.20.0.0/16,::/0' })).toContain(
+        'CLIENT_JWKS_ALLOW_PRIVATE must name ranges no wider than /8 (IPv4) or /32 (IPv6) unless NODE_ENV=development (got ::/0)',
+      );
+    const config = loadConfig({ NODE_ENV: 'test', CLIENT_JWKS_ALLOW_PRIVATE: '10.20.0.0/16, fd00::/32' });
+    expect(config.clientJwksAllowPrivate).toEqual(['10.20.0.0/16', 'fd00::/32']);
+    expect(config.ssoAllowPrivate).toEqual([]);
+    expect(loadConfig({ CLIENT_JWKS_ALLOW_PRIVATE: '0.0.0.0/0' }).clientJwksAllowPrivate).toEqual([
+      '0.0.0.0/0',
+    ]);
+    expect(loadConfig({}).clientJwksAllowPrivate).toEqual([]);
+  });
+
   it('accepts DELIVERY_ALLOW_PRIVATE ranges of /8 and /32, and any range in development', () => {
     const narrow = '10.0.0.0/8,127.0.0.1/32,fd00::/32,::1/128';
     expect(

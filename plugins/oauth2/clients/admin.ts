@@ -1,6 +1,8 @@
 import type * as v from 'valibot';
+import { OAuth2Errors } from '../errors.ts';
 import type { ClientCreateSchema, ClientPatchSchema, ClientRow } from '../schema.ts';
 import type { ClientInput, ClientStore } from '../store/clients.ts';
+import { metadataInput, publicOf, scopesOf } from './metadata-rules.ts';
 import { checkClientShape, checkResources, unique } from './rules.ts';
 
 /** What the client rules need of the deployment. */
@@ -16,17 +18,25 @@ export function createClient(
   body: v.InferOutput<typeof ClientCreateSchema>,
   rules: ClientRuleContext,
 ): Promise<{ row: ClientRow; secret?: string }> {
+  const scopes = scopesOf(body);
+  if (scopes === undefined)
+    throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
+      'body.scopes: is required (or scope, the RFC 7591 space-delimited string)',
+    );
+  const isPublic = publicOf(body);
   const shape = {
-    public: body.public ?? false,
+    public: isPublic,
     grantTypes: unique(body.grant_types),
     redirectUris: unique(body.redirect_uris ?? []),
   };
   checkClientShape(shape, 'body');
   checkResources(body.resources ?? [], rules.publicBaseUrl);
+  const metadata = metadataInput(body, null, isPublic);
   return store.create(orgId, {
     ...shape,
+    ...metadata,
     name: body.client_name,
-    scopes: unique(body.scopes),
+    scopes,
     resources: unique(body.resources ?? []),
     ...logoutMembers(body),
     ...(body.access_token_duration != null ? { accessTokenDuration: body.access_token_duration } : {}),
@@ -52,11 +62,14 @@ export function patchClient(
     },
     'the client after this change',
   );
+  const scopes = scopesOf(body);
+  const metadata = metadataInput(body, row, row.public);
   return store.update(row, {
+    ...metadata,
     ...(body.client_name !== undefined ? { name: body.client_name } : {}),
     ...(grantTypes !== undefined ? { grantTypes } : {}),
     ...(redirectUris !== undefined ? { redirectUris } : {}),
-    ...(body.scopes !== undefined ? { scopes: unique(body.scopes) } : {}),
+    ...(scopes !== undefined ? { scopes } : {}),
     ...(body.resources !== undefined ? { resources: unique(body.resources) } : {}),
     ...logoutMembers(body),
     ...(body.access_token_duration !== undefined ? { accessTokenDuration: body.access_token_duration } : {}),

@@ -4,6 +4,8 @@ import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { ClientRow } from '../schema.ts';
 import type { ClientStore } from '../store/clients.ts';
+import type { TokenEndpointAuthMethod } from './metadata.ts';
+import { authMethodOf } from './metadata-rules.ts';
 import { secretChecker } from './secrets.ts';
 
 /** The deployment's lifetimes for clients that set none. */
@@ -17,7 +19,25 @@ export interface KnownClient {
   client: OAuthClient;
   /** Whether the secret is the client's: at once for a secret that matched before, else once hashed. */
   checkSecret: (secret: string) => boolean | Promise<boolean>;
+  /** How it must authenticate, and what its assertions (RFC 7523) are verified with. */
+  auth: ClientAuth;
 }
+
+/** A client's registered authentication method and its assertion keys. */
+export interface ClientAuth {
+  method: TokenEndpointAuthMethod;
+  jwks: { keys: Record<string, unknown>[] } | null;
+  jwksUri: string | null;
+  /** A client_secret_jwt client's secret, sealed (see store/clients.ts clientSecretContext). */
+  secretSealed: string | null;
+}
+
+const authOf = (row: ClientRow): ClientAuth => ({
+  method: authMethodOf(row),
+  jwks: row.jwks,
+  jwksUri: row.jwksUri,
+  secretSealed: row.secretSealed,
+});
 
 export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
   return {
@@ -60,7 +80,11 @@ export function createClientCache(deps: {
   const load = async (clientId: string): Promise<KnownClient | null> => {
     const row = await loader.load(clientId);
     return row
-      ? { client: toOAuthClient(row, defaults), checkSecret: secretChecker(row.secretDigest) }
+      ? {
+          client: toOAuthClient(row, defaults),
+          checkSecret: secretChecker(row.secretDigest),
+          auth: authOf(row),
+        }
       : null;
   };
 

@@ -66,7 +66,7 @@ export function clientRoutes(
       operationId,
       summary: 'Generate a new client secret',
       description:
-        'A new secret (256 random bits) is answered once; the previous secret stops working at once on this replica and within 5 s on the others. Public clients have none: 400.',
+        'A new secret (256 random bits) is answered once; the previous secret stops working at once on this replica and within 5 s on the others. Public and private_key_jwt clients have none: 400. A client_secret_jwt client keeps the new one sealed, as the key of its assertions.',
       tags: TAGS,
       security,
     },
@@ -94,7 +94,7 @@ export function clientRoutes(
           operationId: 'PostOauth2Clients',
           summary: 'Create an OAuth 2.0 client',
           description:
-            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL. Sign-in sessions and logout (OpenID registration names): post_logout_redirect_uris (checked as redirect_uris are; default []), backchannel_logout_uri (an https URL, http on a loopback host, no fragment; default none), backchannel_logout_session_required (default false), first_party (default true: no consent page; false: a third-party app shown a consent page).",
+            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL. Sign-in sessions and logout (OpenID registration names): post_logout_redirect_uris (checked as redirect_uris are; default []), backchannel_logout_uri (an https URL, http on a loopback host, no fragment; default none), backchannel_logout_session_required (default false), first_party (default true: no consent page; false: a third-party app shown a consent page). RFC 7591 names: token_endpoint_auth_method (none is a public client; private_key_jwt needs jwks or jwks_uri and gets no secret; client_secret_jwt keeps its secret sealed, as the HMAC key of its assertions), scope (a space-delimited alias of scopes), jwks (public keys only), jwks_uri, client_uri, logo_uri, policy_uri, tos_uri (https), contacts, software_id, software_version.",
           tags: TAGS,
           security,
         },
@@ -149,7 +149,7 @@ export function clientRoutes(
           operationId: 'PatchOauth2ClientsOauthClientId',
           summary: 'Modify an OAuth 2.0 client',
           description:
-            'Members left out are kept; a null duration returns to the deployment default, a null backchannel_logout_uri removes it. public cannot change. The rules of create apply to the result.',
+            'Members left out are kept; a null duration returns to the deployment default, a null backchannel_logout_uri, jwks, jwks_uri, client_uri, logo_uri, policy_uri, tos_uri, software_id or software_version removes it. public cannot change, nor can token_endpoint_auth_method become client_secret_jwt (chosen at creation). The rules of create apply to the result.',
           tags: TAGS,
           security,
         },

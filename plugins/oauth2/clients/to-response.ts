@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import type { ClientRow, ClientSchema } from '../schema.ts';
 import type { LifetimeDefaults } from './cache.ts';
+import { authMethodOf } from './metadata-rules.ts';
 
 /** A client as the API shows it (reference OAuth2Client); never its secret or digest. */
 export function toClientResponse(
@@ -22,6 +23,17 @@ export function toClientResponse(
     ...(row.backchannelLogoutUri !== null ? { backchannel_logout_uri: row.backchannelLogoutUri } : {}),
     backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
     first_party: row.firstParty,
+    token_endpoint_auth_method: authMethodOf(row),
+    scope: row.scopes.join(' '),
+    ...(row.jwks !== null ? { jwks: row.jwks } : {}),
+    ...(row.jwksUri !== null ? { jwks_uri: row.jwksUri } : {}),
+    ...(row.clientUri !== null ? { client_uri: row.clientUri } : {}),
+    ...(row.logoUri !== null ? { logo_uri: row.logoUri } : {}),
+    ...(row.policyUri !== null ? { policy_uri: row.policyUri } : {}),
+    ...(row.tosUri !== null ? { tos_uri: row.tosUri } : {}),
+    contacts: row.contacts,
+    ...(row.softwareId !== null ? { software_id: row.softwareId } : {}),
+    ...(row.softwareVersion !== null ? { software_version: row.softwareVersion } : {}),
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

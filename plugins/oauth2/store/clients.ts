@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
+import type { SealedColumn } from '../../../core/db/reseal.ts';
 import { uuidv7 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import type { SecretBox } from '../../../core/ports/secret-box.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
 import { newClientSecret, secretDigest } from '../clients/secrets.ts';
 import { OAuth2Errors } from '../errors.ts';
@@ -21,28 +23,80 @@ export interface ClientInput {
   firstParty?: boolean;
   accessTokenDuration?: number | null;
   refreshTokenDuration?: number | null;
+  /** null: its type's default. */
+  tokenEndpointAuthMethod?: string | null;
+  /** null removes them (jwks, jwksUri and the RFC 7591 descriptive members alike). */
+  jwks?: { keys: Record<string, unknown>[] } | null;
+  jwksUri?: string | null;
+  clientUri?: string | null;
+  logoUri?: string | null;
+  policyUri?: string | null;
+  tosUri?: string | null;
+  contacts?: string[];
+  softwareId?: string | null;
+  softwareVersion?: string | null;
+}
+
+/** The SecretBox context of a client_secret_jwt client's sealed secret: a sealed value moves to no other row. */
+export const clientSecretContext = (clientId: string) => `oauth2-client-secret:${clientId}`;
+
+/** client_secret_jwt clients' sealed secrets, for `secrets reseal`. */
+export const clientSecretsSealed: SealedColumn = {
+  name: 'oauth2_clients.secret_sealed',
+  table: 'oauth2_clients',
+  keys: ['client_id'],
+  column: 'secret_sealed',
+  context: (row) => clientSecretContext(row.client_id!),
+};
+
+/** The RFC 7591 members of an input, as columns: only those given. */
+function metadataColumns(input: ClientInput): Partial<typeof oauth2Clients.$inferInsert> {
+  const set: Partial<typeof oauth2Clients.$inferInsert> = {};
+  if (input.tokenEndpointAuthMethod !== undefined)
+    set.tokenEndpointAuthMethod = input.tokenEndpointAuthMethod;
+  if (input.jwks !== undefined) set.jwks = input.jwks;
+  if (input.jwksUri !== undefined) set.jwksUri = input.jwksUri;
+  if (input.clientUri !== undefined) set.clientUri = input.clientUri;
+  if (input.logoUri !== undefined) set.logoUri = input.logoUri;
+  if (input.policyUri !== undefined) set.policyUri = input.policyUri;
+  if (input.tosUri !== undefined) set.tosUri = input.tosUri;
+  if (input.contacts !== undefined) set.contacts = input.contacts;
+  if (input.softwareId !== undefined) set.softwareId = input.softwareId;
+  if (input.softwareVersion !== undefined) set.softwareVersion = input.softwareVersion;
+  return set;
 }
 
 /** OAuth 2.0 clients and revoked access tokens. Admin reads and writes are scoped to one organization. */
-export function createClientStore(deps: { storage: Storage; clock: Clock }) {
-  const { storage, clock } = deps;
+export function createClientStore(deps: { storage: Storage; clock: Clock; secrets: SecretBox }) {
+  const { storage, clock, secrets } = deps;
+  /** A client_secret_jwt client keeps its secret sealed (it is the HMAC key); others keep none. */
+  const sealedFor = (clientId: string, method: string | null | undefined, secret: string | undefined) =>
+    method === 'client_secret_jwt' && secret !== undefined
+      ? secrets.seal(secret, clientSecretContext(clientId))
+      : null;
   const db = storage.db;
   const inOrg = (orgId: string, clientId: string) =>
     and(eq(oauth2Clients.orgId, orgId), eq(oauth2Clients.clientId, clientId));
 
   return {
-    /** Inserts a client; a confidential one gets a secret, answered once (only its digest is kept). */
+    /**
+     * Inserts a client; a confidential one gets a secret, answered once (only its digest is kept, and
+     * for client_secret_jwt the secret sealed too), but a private_key_jwt one, which has its keys.
+     */
     async create(
       orgId: string,
       input: Required<Pick<ClientInput, 'name' | 'grantTypes' | 'redirectUris' | 'scopes'>> &
         ClientInput & { public: boolean },
     ): Promise<{ row: ClientRow; secret?: string }> {
       const now = clock.now();
-      const secret = input.public ? undefined : newClientSecret();
+      // A private_key_jwt client proves itself with its keys: a secret would be one more thing to leak.
+      const secret =
+        input.public || input.tokenEndpointAuthMethod === 'private_key_jwt' ? undefined : newClientSecret();
+      const clientId = uuidv7(now);
       const [row] = await db
         .insert(oauth2Clients)
         .values({
-          clientId: uuidv7(now),
+          clientId,
           orgId,
           name: input.name,
           public: input.public,
@@ -57,6 +111,8 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
           accessTokenDuration: input.accessTokenDuration ?? null,
           refreshTokenDuration: input.refreshTokenDuration ?? null,
           secretDigest: secret === undefined ? null : await secretDigest(secret),
+          secretSealed: await sealedFor(clientId, input.tokenEndpointAuthMethod, secret),
+          ...metadataColumns(input),
           createdAt: now,
           updatedAt: now,
         })
@@ -102,6 +158,13 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
       if (input.firstParty !== undefined) set.firstParty = input.firstParty;
       if (input.accessTokenDuration !== undefined) set.accessTokenDuration = input.accessTokenDuration;
       if (input.refreshTokenDuration !== undefined) set.refreshTokenDuration = input.refreshTokenDuration;
+      Object.assign(set, metadataColumns(input));
+      // Leaving client_secret_jwt, the sealed secret is no longer needed: only its digest stays.
+      if (
+        input.tokenEndpointAuthMethod !== undefined &&
+        input.tokenEndpointAuthMethod !== 'client_secret_jwt'
+      )
+        set.secretSealed = null;
       const [updated] = await db
         .update(oauth2Clients)
         .set(set)
@@ -128,10 +191,18 @@ export function createClientStore(deps: { storage: Storage; clock: Clock }) {
     /** Replaces a confidential client's secret: the old one stops working (after the cache, at once here). */
     async newSecret(row: ClientRow): Promise<string> {
       if (row.public) throw OAuth2Errors.PUBLIC_CLIENT_SECRET(row.clientId);
+      if (row.tokenEndpointAuthMethod === 'private_key_jwt')
+        throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
+          `client ${row.clientId} authenticates with private_key_jwt: it has no secret (change its token_endpoint_auth_method first to give it one)`,
+        );
       const secret = newClientSecret();
       const updated = await db
         .update(oauth2Clients)
-        .set({ secretDigest: await secretDigest(secret), updatedAt: clock.now() })
+        .set({
+          secretDigest: await secretDigest(secret),
+          secretSealed: await sealedFor(row.clientId, row.tokenEndpointAuthMethod, secret),
+          updatedAt: clock.now(),
+        })
         .where(inOrg(row.orgId, row.clientId))
         .returning({ id: oauth2Clients.clientId });
       if (updated.length === 0) throw OAuth2Errors.CLIENT_NOT_FOUND(row.clientId);

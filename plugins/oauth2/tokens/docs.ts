@@ -22,6 +22,17 @@ const credentials = {
     description: 'With client_secret when not using HTTP Basic; alone for a public client.',
   },
   client_secret: { type: 'string' as const, description: 'When not using HTTP Basic.' },
+  client_assertion_type: {
+    type: 'string' as const,
+    enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'],
+    description:
+      'With client_assertion, for a client registered for private_key_jwt or client_secret_jwt (RFC 7523).',
+  },
+  client_assertion: {
+    type: 'string' as const,
+    description:
+      "A JWT signed by a key of the client's jwks or jwks_uri (private_key_jwt: RS256, PS256, ES256, EdDSA) or with HS256 keyed by its secret (client_secret_jwt): iss and sub the client_id, aud the issuer or the token endpoint, exp at most 5 minutes ahead, a jti used once.",
+  },
 };
 
 const oauthError = (description: string) => ({
@@ -88,7 +99,7 @@ export const tokenDoc: DocumentDecoration = {
   operationId: 'PostOauth2Tokens',
   summary: 'Obtain an access token',
   description:
-    'Form-encoded only. The client authenticates by HTTP Basic (id and secret each form-url-encoded, RFC 6749 appendix B) or client_id and client_secret in the form, never both; a public client sends client_id alone. A parameter given twice is refused. Answers bare JSON with Cache-Control: no-store; the access token is an ES256 JWT (typ at+jwt, RFC 9068). Errors are the envelope with meta.cursor_pagination plus RFC 6749 error and error_description.',
+    'Form-encoded only. The client authenticates by HTTP Basic (id and secret each form-url-encoded, RFC 6749 appendix B) or client_id and client_secret in the form, never both, or a JWT client assertion (client_assertion_type and client_assertion, RFC 7523) when registered for private_key_jwt or client_secret_jwt; a public client sends client_id alone. A parameter given twice is refused. Answers bare JSON with Cache-Control: no-store; the access token is an ES256 JWT (typ at+jwt, RFC 9068). Errors are the envelope with meta.cursor_pagination plus RFC 6749 error and error_description.',
   tags: TAGS,
   security,
   requestBody: form(

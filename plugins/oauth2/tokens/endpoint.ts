@@ -4,6 +4,7 @@ import { requestLogFields, setRequestOrg } from '../../../core/http/request-fact
 import { urlPathOf } from '../../../core/http/request-target.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { CounterMetric, CounterSeries } from '../../../core/metrics/types.ts';
+import type { AssertionVerifier } from '../clients/assertions.ts';
 import { authenticateClient, readPresentedClient } from '../clients/authenticate.ts';
 import type { ClientCache } from '../clients/cache.ts';
 import type { LastUsed } from '../clients/last-used.ts';
@@ -13,6 +14,8 @@ import type { OAuth2Registry } from './server.ts';
 
 export interface EndpointDeps {
   clients: ClientCache;
+  /** Verifies JWT client assertions (private_key_jwt, client_secret_jwt). */
+  assertions: AssertionVerifier;
   registry: OAuth2Registry;
   lastUsed: LastUsed;
   /** The caller as events and hooks see it (core's analyticsReader). */
@@ -58,7 +61,11 @@ export function oauthEndpoint(
   return (request, body) => {
     try {
       const params = readForm(request, body);
-      const client = authenticateClient(deps.clients, readPresentedClient(request.headers, params));
+      const client = authenticateClient(
+        deps.clients,
+        readPresentedClient(request.headers, params),
+        deps.assertions,
+      );
       const answer = whenReady(client, (c) => {
         // The request acts for the client's organization from here: its log lines say so.
         setRequestOrg(request, c.orgId);

@@ -14,6 +14,11 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
   });
 }
 
+const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'];
+const JWT_METHODS = ['private_key_jwt', 'client_secret_jwt'];
+/** What client assertions may be signed with: private_key_jwt's algorithms, then client_secret_jwt's. */
+const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519', 'HS256'];
+
 /** The OpenID Provider metadata (OpenID Connect Discovery 1.0) of this deployment. */
 export function discoveryDocument(base: string) {
   return {
@@ -43,10 +48,13 @@ export function discoveryDocument(base: string) {
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
-    // 'none': public clients send client_id alone (with PKCE).
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // 'none': public clients send client_id alone (with PKCE). The JWT methods are RFC 7523's.
+    token_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS, 'none'],
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    introspection_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS],
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    revocation_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS, 'none'],
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'email', 'phone', 'username'],
     // RFC 9207: authorization responses carry iss, so a client talking to several servers tells them apart.

@@ -27,7 +27,6 @@ describe('the OpenAPI document', () => {
     expect(create.tags).toEqual(['OAuth2']);
     expect(create.requestBody.content['application/json'].schema.required).toEqual([
       'client_name',
-      'scopes',
       'grant_types',
     ]);
     // The sign-in session and logout members, described in the create and PATCH bodies and the answers.
@@ -44,11 +43,22 @@ describe('the OpenAPI document', () => {
       create.responses['201'].content['application/json'].schema.properties.result,
       one.get.responses['200'].content['application/json'].schema.properties.result,
     ])
-      for (const member of logoutMembers)
+      for (const member of [
+        ...logoutMembers,
+        'token_endpoint_auth_method',
+        'scope',
+        'jwks',
+        'jwks_uri',
+        'contacts',
+      ])
         expect(schema.properties[member]?.description, member).toEqual(expect.any(String));
     const token = paths['/oauth2/tokens'].post;
     const form = token.requestBody.content['application/x-www-form-urlencoded'].schema;
     expect(form.required).toEqual(['grant_type']);
+    expect(form.properties.client_assertion_type.enum).toEqual([
+      'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    ]);
+    expect(form.properties.client_assertion.description).toContain('private_key_jwt');
     expect(form.properties.grant_type.enum).toEqual([
       'client_credentials',
       'authorization_code',
