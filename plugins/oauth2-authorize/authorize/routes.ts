@@ -15,7 +15,7 @@ import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
-import type { createUserInfo } from '../tokens/userinfo.ts';
+import { type createUserInfo, postedAuthorization } from '../tokens/userinfo.ts';
 import {
   consentDoc,
   getAuthorizeDoc,
@@ -313,7 +313,9 @@ const USERINFO_PREFLIGHT = {
 async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
   const cors = request.headers.has('origin') ? USERINFO_CORS : {};
   try {
-    const info = await deps.userInfo(request.headers.get('authorization'));
+    const authorization =
+      request.method === 'POST' ? await postedAuthorization(request) : request.headers.get('authorization');
+    const info = await deps.userInfo(authorization);
     return new Response(JSON.stringify(info), {
       headers: {
         'content-type': 'application/json',
