@@ -26,6 +26,8 @@ export function startApplication() {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
+      // The browser's own request for the site icon is no callback.
+      if (new URL(request.url).pathname === '/favicon.ico') return new Response(null, { status: 204 });
       const body = request.method === 'POST' ? await request.text() : undefined;
       const url = new URL(request.url);
       const headers = { 'content-type': request.headers.get('content-type') ?? '' };
