@@ -74,6 +74,9 @@ function signInNeededBy(
 ): string | undefined {
   if (request.prompt.has('login')) return 'prompt=login asks for a new sign-in';
   if (request.prompt.has('select_account')) return 'prompt=select_account asks for the account to be chosen';
+  // max_age=0 asks for a sign-in now, as prompt=login does (the OpenID Connect working group's reading
+  // of Core §3.1.2.1): a session signed in within this second is not newer than 0 s by the clock.
+  if (request.maxAge === 0) return 'max_age=0 asks for a new sign-in';
   if (request.maxAge !== undefined && nowSeconds - session.authTime > request.maxAge)
     return `the sign-in is older than max_age (${request.maxAge} s)`;
   return undefined;
