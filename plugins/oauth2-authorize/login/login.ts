@@ -23,6 +23,7 @@ import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
+import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 import { requireLoginClient } from './require-client.ts';
 import { type ConsentStep, createSessionSignIn } from './session-sign-in.ts';
 
@@ -186,7 +187,11 @@ export function createLogin(deps: LoginDeps) {
       const session = await sessionSignIn.live(login.orgId, sessionSecret);
       const refuse = (error: string, description: string) =>
         answer(login, { error, error_description: description, state: login.state });
-      const why = session ? await signInNeeded(request, session) : 'no sign-in session in this browser';
+      const why = !session
+        ? 'no sign-in session in this browser'
+        : !subjectAllowed(request.claims, session.personId)
+          ? `the session is another person's: ${OTHER_SUBJECT}`
+          : await signInNeeded(request, session);
       if (session && why === undefined && sessionSecret) {
         if (await deps.consent.needed(login, request.client, session.personId)) {
           if (request.prompt.has('none'))

@@ -8,6 +8,7 @@ import type { EndedSession, SessionStore, SignInSession } from '../sessions/stor
 import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
 import { type createLoginFinish, factorOf, type SessionGrant, type SignedIn } from './finish.ts';
+import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 
 /** Whether a sign-in must ask the person's consent before the client gets a code, and the page that asks. */
 export interface ConsentStep {
@@ -112,6 +113,16 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
     who: SignedIn,
     rc: RequestContext,
   ): Promise<{ ok: true; answer: LoginAnswer } | { ok: false; message: string }> {
+    // Someone else than the person the request named: no token, and no session for them either.
+    if (!subjectAllowed(login.claims, who.personId))
+      return {
+        ok: true,
+        answer: answer(login, {
+          error: 'access_denied',
+          error_description: OTHER_SUBJECT,
+          state: login.state,
+        }),
+      };
     const now = nowSeconds();
     const previous = login.sessionId ? await sessions.get(login.orgId, login.sessionId) : undefined;
     const renew = previous !== undefined && !who.prospective && previous.personId === who.personId;
