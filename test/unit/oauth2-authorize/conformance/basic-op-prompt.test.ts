@@ -163,6 +163,35 @@ describe.skipIf(!present)('OIDC Basic OP: prompt, max_age and hints (openid-clie
       expect(claims.auth_time).toBe(signedIn.auth_time);
     }));
 
+  test('max_age=0 is prompt=login: the page even for a session signed in this second', () =>
+    inBrowser(async (context) => {
+      await firstSignIn(context);
+      const config = await c.rp(client);
+      const none = await begin(config, c.app.redirectUri, { max_age: '0', prompt: 'none' });
+      const refused = await silently(context, c, none.url);
+      expect(await callbackError(config, refused.landed!, none.state)).toBe('login_required');
+      const started = await begin(config, c.app.redirectUri, { max_age: '0' });
+      const page = await context.newPage();
+      expect((await visit(page, started.url, c.app)).landed).toBeUndefined();
+      const callback = await typeSignIn(page, c.app, who);
+      await page.close();
+      expect((await redeem(config, callback, started, { maxAge: 0 })).claims()!.sub).toBe(who.personId);
+    }));
+
+  test('claims sub with a value: a session of someone else does not answer (OIDC Core 5.5.1)', () =>
+    inBrowser(async (context) => {
+      await firstSignIn(context);
+      const other = await c.person();
+      const config = await c.rp(client);
+      const named = (personId: string) => JSON.stringify({ id_token: { sub: { value: personId } } });
+      const none = await begin(config, c.app.redirectUri, { prompt: 'none', claims: named(other.personId) });
+      const refused = await silently(context, c, none.url);
+      expect(await callbackError(config, refused.landed!, none.state)).toBe('login_required');
+      const own = await begin(config, c.app.redirectUri, { prompt: 'none', claims: named(who.personId) });
+      const answered = await silently(context, c, own.url);
+      expect((await redeem(config, answered.landed!, own)).claims()!.sub).toBe(who.personId);
+    }));
+
   test('oidcc-login-hint: the handle field comes filled in; the person types the password only', () =>
     inBrowser(async (context) => {
       const config = await c.rp(client);
@@ -173,6 +202,20 @@ describe.skipIf(!present)('OIDC Basic OP: prompt, max_age and hints (openid-clie
       const callback = await typeSignIn(page, c.app, who, { handle: false });
       await page.close();
       expect((await redeem(config, callback, started)).claims()!.sub).toBe(who.personId);
+
+      // A hint is text in the field, never markup in the page.
+      const hostile = '"><img src=x onerror=alert(1)>';
+      const dialogs: string[] = [];
+      const other = await context.newPage();
+      other.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      const again = await begin(config, c.app.redirectUri, { login_hint: hostile, prompt: 'login' });
+      await visit(other, again.url, c.app);
+      expect(await other.inputValue('#handle')).toBe(hostile);
+      expect(await other.locator('img').count()).toBe(0);
+      expect(dialogs).toEqual([]);
     }));
 
   test('oidcc-ui-locales and oidcc-claims-locales: accepted, the sign-in goes on', () =>

@@ -141,6 +141,26 @@ describe.skipIf(!present)('response_mode=form_post in Chromium', () => {
       expect(problems).toEqual([]);
     }));
 
+  test('a hostile state is posted back as text, never run as markup', () =>
+    inBrowser(async (context) => {
+      const config = await c.rp(first);
+      const state = `"></form><script>alert(document.domain)</script><form x="`;
+      const started = await begin(config, c.app.redirectUri, {
+        response_mode: 'form_post',
+        prompt: 'none',
+        state,
+      });
+      const page = await context.newPage();
+      const dialogs: string[] = [];
+      page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      const posted = await arrival(page, page.goto(started.url.href));
+      expect(new URLSearchParams(posted.body).get('state')).toBe(state);
+      expect(dialogs).toEqual([]);
+    }));
+
   test('a refusal is posted too (login_required without a session)', () =>
     inBrowser(async (context) => {
       const config = await c.rp(first);
@@ -256,6 +276,10 @@ describe.skipIf(!present)('consent for a third-party client (first_party false) 
       const after = await begin(config, c.app.redirectUri, { scope: 'openid email', prompt: 'none' });
       const landed = await arrival(page, page.goto(after.url.href));
       expect(await callbackError(config, landed.url, after.state)).toBe('consent_required');
+      // The withdrawal took the application's grant along: its refresh token no longer refreshes.
+      await expect(oidc.refreshTokenGrant(await c.rp(partner), tokens.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
     }));
 
   test('a first sign-in for the third-party client goes on to its consent page', () =>
