@@ -21,6 +21,7 @@ import { digest } from '../store/digest.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
+import { essentialAcrUnmet } from './essential-acr.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
 import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
@@ -191,7 +192,10 @@ export function createLogin(deps: LoginDeps) {
         ? 'no sign-in session in this browser'
         : !subjectAllowed(request.claims, session.personId)
           ? `the session is another person's: ${OTHER_SUBJECT}`
-          : await signInNeeded(request, session);
+          : (essentialAcrUnmet(
+              request.claims,
+              session.factors.map((f) => f.method),
+            ) ?? (await signInNeeded(request, session)));
       if (session && why === undefined && sessionSecret) {
         if (await deps.consent.needed(login, request.client, session.personId)) {
           if (request.prompt.has('none'))

@@ -7,6 +7,7 @@ import type { SessionCookies } from '../sessions/cookie.ts';
 import type { EndedSession, SessionStore, SignInSession } from '../sessions/store.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
+import { essentialAcrUnmet } from './essential-acr.ts';
 import { type createLoginFinish, factorOf, type SessionGrant, type SignedIn } from './finish.ts';
 import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 
@@ -122,6 +123,13 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
           error_description: OTHER_SUBJECT,
           state: login.state,
         }),
+      };
+    // A sign-in short of an essential acr failed (§5.5.1.1): no token, no session.
+    const short = essentialAcrUnmet(login.claims, [who.method]);
+    if (short)
+      return {
+        ok: true,
+        answer: answer(login, { error: 'access_denied', error_description: short, state: login.state }),
       };
     const now = nowSeconds();
     const previous = login.sessionId ? await sessions.get(login.orgId, login.sessionId) : undefined;
