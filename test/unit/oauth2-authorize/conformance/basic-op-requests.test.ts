@@ -205,5 +205,13 @@ describe.skipIf(!present)('OIDC Basic OP: authorization requests (openid-client,
       const plain = await begin(config, c.app.redirectUri);
       const silent = await silently(context, c, plain.url);
       expect((await redeem(config, silent.landed!, plain)).claims()!.acr).toBeUndefined();
+      // An essential acr the sign-in cannot meet fails it (OIDC Core 5.5.1.1), no lesser acr given.
+      const essential = await begin(config, c.app.redirectUri, {
+        claims: JSON.stringify({ id_token: { acr: { essential: true, values: ['urn:example:acr:gold'] } } }),
+      });
+      const page = await context.newPage();
+      expect((await visit(page, essential.url, c.app)).landed).toBeUndefined();
+      const refused = await typeSignIn(page, c.app, who);
+      expect((await callbackError(refused, essential.state)).error).toBe('access_denied');
     }));
 });
