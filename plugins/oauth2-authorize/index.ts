@@ -106,6 +106,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       });
       const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
+      const formPostScript = await formPostScriptSource();
       const routes = authorizeRoutes({
         server,
         login: createLogin({
@@ -124,7 +125,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           ended: async () => {},
           consent: createConsentStep({ consents, logins, baseUrl }),
           consents,
-          formPostScript: await formPostScriptSource(),
+          formPostScript,
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
@@ -139,6 +140,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
         sessionCookies: cookies,
+        formPostScript,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       const consentRoutes = oauth2ConsentRoutes(ctx, {

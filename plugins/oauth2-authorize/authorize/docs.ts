@@ -60,7 +60,7 @@ export const getAuthorizeDoc: DocumentDecoration = {
 export const postAuthorizeDoc: DocumentDecoration = {
   operationId: 'PostOauth2Authorize',
   summary: 'Request an authorization code by POST (form-serialized): the hosted login page',
-  description: `The same request as GET /oauth2/authorize, its parameters in an application/x-www-form-urlencoded body (OpenID Connect Core §3.1.2.1), for a client that sends the browser with an auto-submitted form. The query string is not read. The same checks, errors and answers as GET; a body that is not form-encoded or cannot be read is an HTML error page (400). No cookie or CSRF token is needed: like GET, it is a navigation from the client application. ${DESCRIPTION}`,
+  description: `The same request as GET /oauth2/authorize, its parameters in an application/x-www-form-urlencoded body (OpenID Connect Core §3.1.2.1), for a client that sends the browser with an auto-submitted form. The query string is not read. The same checks, errors and answers as GET; a body that is not form-encoded or cannot be read is an HTML error page (400). No cookie or CSRF token is needed: like GET, it is a navigation from the client application. A valid request posted from another site (Sec-Fetch-Site: cross-site), which the browser sends without the SameSite=Lax session cookie, answers a page (200) that posts the same form again from this origin, so that the session is found. ${DESCRIPTION}`,
   requestBody: {
     required: true,
     content: {

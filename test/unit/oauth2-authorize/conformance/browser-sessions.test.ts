@@ -192,6 +192,29 @@ describe.skipIf(!present)('single sign-on across the organization’s clients in
       expect(claims.amr).toEqual(['pwd']);
     }));
 
+  test('an authorization request POSTed from another site is answered by the session too', () =>
+    inBrowser(async (context) => {
+      await signInFor(context, first);
+      const config = await c.rp(second);
+      const started = await begin(config, c.app.redirectUri, { prompt: 'none' });
+      const fields = [...started.url.searchParams]
+        .map(([n, v]) => `<input type="hidden" name="${n}" value="${v}">`)
+        .join('');
+      // The application's page on another site (hooks.test, not 127.0.0.1): its form POST carries no
+      // SameSite=Lax cookie of the service.
+      const page = await context.newPage();
+      await page.goto(`http://app.hooks.test:${new URL(c.app.origin).port}/`);
+      const before = c.app.landed.length;
+      await page.setContent(
+        `<form method="post" action="${config.serverMetadata().authorization_endpoint}">${fields}</form><script>document.forms[0].submit()</script>`,
+        { waitUntil: 'commit' },
+      );
+      await page.waitForURL((u) => u.origin === c.app.origin, { waitUntil: 'commit' });
+      const landed = c.app.landed.slice(before);
+      expect(landed).toHaveLength(1);
+      expect((await redeem(config, landed[0]!.url, started)).claims()!.aud).toBe(second.client_id);
+    }));
+
   test('another organization’s client in the same browser is not signed in', () =>
     inBrowser(async (context) => {
       await signInFor(context, first);
