@@ -229,10 +229,16 @@ describe.skipIf(!present)('OIDC Basic OP: the code flow (openid-client, Chromium
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     const claims = refreshed.claims();
     // OIDC Core §12.2: an ID token in a refresh answer has the first one's iss, sub and aud.
+    expect(claims).toBeDefined();
     if (claims) {
       expect(claims.iss).toBe(c.s.url);
       expect(claims.sub).toBe(who.personId);
       expect(claims.aud).toEqual(tokens.claims()!.aud);
+      // The sign-in it stands for is the same: its session, time and methods.
+      expect(claims.auth_time).toBe(tokens.claims()!.auth_time);
+      expect(claims.sid).toBe(tokens.claims()!.sid);
+      expect(claims.amr).toEqual(tokens.claims()!.amr);
+      expect(claims.nonce).toBeUndefined();
     }
     const info = await oidc.fetchUserInfo(now, refreshed.access_token, who.personId);
     expect(info.sub).toBe(who.personId);
