@@ -15,6 +15,7 @@ import {
   type Started,
   signInWith,
   startConformance,
+  visit,
 } from './relying-party.ts';
 
 const present = chromiumPresent('the OIDC Basic OP conformance suite (code flow)');
@@ -78,6 +79,32 @@ describe.skipIf(!present)('OIDC Basic OP: the code flow (openid-client, Chromium
     expect(claims.sub).toBe(who.personId);
     expect(claims.nonce).toBe(started.nonce);
     expect(claims.iss).toBe(c.s.url);
+  });
+
+  test('oidcc-server with client_secret_post, and a public client (none, PKCE)', async () => {
+    const post = await oidc.discovery(
+      new URL(c.s.url),
+      client.client_id,
+      { [oidc.clockSkew]: Math.round((c.clock.now() - Date.now()) / 1000) },
+      oidc.ClientSecretPost(client.client_secret!),
+      { execute: [oidc.allowInsecureRequests] },
+    );
+    const started = await begin(post, c.app.redirectUri);
+    const context = await c.browser();
+    try {
+      const callback = await signInWith(context, c, started.url, who);
+      expect((await redeem(post, callback, started)).claims()!.sub).toBe(who.personId);
+      const open = await c.client({ client_name: 'Browser App', public: true, scopes: ['openid'] });
+      expect(open.client_secret).toBeUndefined();
+      const spa = await c.rp(open);
+      const again = await begin(spa, c.app.redirectUri, { scope: 'openid' });
+      // The session from the sign-in above answers the public client too.
+      const page = await context.newPage();
+      const landed = await visit(page, again.url, c.app);
+      expect((await redeem(spa, landed.landed!, again)).claims()!.aud).toBe(open.client_id);
+    } finally {
+      await context.close();
+    }
   });
 
   test('oidcc-id-token-signature: ES256, verified with the jwks_uri keys', async () => {
