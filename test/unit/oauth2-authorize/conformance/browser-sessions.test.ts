@@ -15,6 +15,7 @@ import {
   redeem,
   signInWith,
   startConformance,
+  typeSignIn,
   visit,
 } from './relying-party.ts';
 
@@ -213,6 +214,23 @@ describe.skipIf(!present)('single sign-on across the organization’s clients in
       const landed = c.app.landed.slice(before);
       expect(landed).toHaveLength(1);
       expect((await redeem(config, landed[0]!.url, started)).claims()!.aud).toBe(second.client_id);
+
+      // Without a session, the same way ends on the login page, and the sign-in there completes it.
+      await inBrowser(async (fresh) => {
+        const login = await begin(config, c.app.redirectUri);
+        const form = [...login.url.searchParams]
+          .map(([n, v]) => `<input type="hidden" name="${n}" value="${v}">`)
+          .join('');
+        const other = await fresh.newPage();
+        await other.goto(`http://app.hooks.test:${new URL(c.app.origin).port}/`);
+        await other.setContent(
+          `<form method="post" action="${config.serverMetadata().authorization_endpoint}">${form}</form><script>document.forms[0].submit()</script>`,
+          { waitUntil: 'commit' },
+        );
+        await other.waitForSelector('#password');
+        const callback = await typeSignIn(other, c.app, who);
+        expect((await redeem(config, callback, login)).claims()!.sub).toBe(who.personId);
+      });
     }));
 
   test('another organization’s client in the same browser is not signed in', () =>
@@ -303,6 +321,21 @@ describe.skipIf(!present)('consent for a third-party client (first_party false) 
       await expect(oidc.refreshTokenGrant(await c.rp(partner), tokens.refresh_token!)).rejects.toMatchObject({
         error: 'invalid_grant',
       });
+    }));
+
+  test('with response_mode=form_post, Allow posts the code to the application', () =>
+    inBrowser(async (context) => {
+      const partner = await c.client({ client_name: 'Partner Post', first_party: false });
+      await signInFor(context, first);
+      const config = await c.rp(partner);
+      const started = await begin(config, c.app.redirectUri, { response_mode: 'form_post' });
+      const { page, problems } = await watched(context);
+      await visit(page, started.url, c.app);
+      expect(await page.title()).toBe('Allow Partner Post access to your account?');
+      const posted = await arrival(page, page.click('button[value=allow]'));
+      expect(posted.method).toBe('POST');
+      expect((await redeem(config, posted.request(), started)).claims()!.aud).toBe(partner.client_id);
+      expect(problems).toEqual([]);
     }));
 
   test('a first sign-in for the third-party client goes on to its consent page', () =>
