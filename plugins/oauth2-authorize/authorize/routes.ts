@@ -169,12 +169,14 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       }
       // A POST from another site brings no SameSite=Lax cookie, so a signed-in person would be asked to
       // sign in again: the browser posts the same form once more, from this origin, with its cookies.
-      // Its answer may redirect to the client, which form-action must allow. (With idp, straight to a
-      // provider whose origin the page does not know, it goes on without the session.)
+      // Its answer may redirect to the client, which form-action must allow. Only a top-level page
+      // (in another site's frame the cookie stays out, and the page may not be framed), and not with
+      // idp (straight to a provider whose origin the page does not know: it goes on without the session).
       const valid = checked.request;
       if (
         request.method === 'POST' &&
         request.headers.get('sec-fetch-site') === 'cross-site' &&
+        request.headers.get('sec-fetch-dest') === 'document' &&
         valid.idp === undefined
       )
         return page(

@@ -24,11 +24,18 @@ beforeAll(async () => {
 afterAll(() => s.stop());
 
 /** A POST of the request's parameters, as a browser sends a form navigation (what Sec-Fetch-Site says). */
-async function posted(jar: CookieJar, site: string, cookies: boolean, extra: Record<string, string> = {}) {
+async function posted(
+  jar: CookieJar,
+  site: string,
+  cookies: boolean,
+  extra: Record<string, string> = {},
+  dest = 'document',
+) {
   const request = await authorizationUrl(await discover(s), client.client_id, extra);
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
     'sec-fetch-site': site,
+    'sec-fetch-dest': dest,
   };
   if (cookies && jar.cookies.size) headers.cookie = jar.header();
   const res = await fetch(`${s.url}/oauth2/authorize`, {
@@ -77,6 +84,11 @@ describe('POST /oauth2/authorize from another site', () => {
       const { res } = await posted(jar, site, true, { prompt: 'none' });
       expect((await callbackOf(res)).get('code')).toBeTruthy();
     }
+  });
+
+  test("in another site's frame it is answered at once (the cookie stays out there anyway)", async () => {
+    const { res } = await posted(new CookieJar(), 'cross-site', false, { prompt: 'none' }, 'iframe');
+    expect((await callbackOf(res)).get('error')).toBe('login_required');
   });
 
   test('a request that fails its checks is refused at once, never posted on', async () => {
