@@ -130,6 +130,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const logins = createLoginStore({ storage, clock, ttlMs: ttlSeconds * 1000 });
       const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
+      const formPostScript = await formPostScriptSource();
       const routes = authorizeRoutes({
         server,
         login: createLogin({
@@ -152,7 +153,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
             completion: () => ctx.capability(signInCompletion),
             check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
           },
-          formPostScript: await formPostScriptSource(),
+          formPostScript,
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
@@ -167,6 +168,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         style: await pageStyleSource(),
         cookieMaxAge: ttlSeconds,
         sessionCookies: cookies,
+        formPostScript,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       const consentRoutes = oauth2ConsentRoutes(ctx, {

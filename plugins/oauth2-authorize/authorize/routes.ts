@@ -11,11 +11,12 @@ import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import type { LoginAnswer } from '../login/answer.ts';
+import { formPostPage } from '../login/form-post.ts';
 import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
-import type { createUserInfo } from '../tokens/userinfo.ts';
+import { type createUserInfo, postedAuthorization } from '../tokens/userinfo.ts';
 import {
   consentDoc,
   getAuthorizeDoc,
@@ -43,6 +44,8 @@ export interface AuthorizeRouteDeps {
   cookieMaxAge: number;
   /** The organizations' sign-in session cookies. */
   sessionCookies: SessionCookies;
+  /** The CSP source of the auto-submitting form's script (formPostScriptSource()). */
+  formPostScript: string;
 }
 
 /** Headers from records, each `set-cookie` its own header line (a browser and a session cookie). */
@@ -160,11 +163,31 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
             headers: { 'retry-after': String(take.retryAfterSeconds) },
           })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
       }
-      const checked = await checkAuthorizeRequest(deps.server, await readParams(), deps.baseUrl);
+      const params = await readParams();
+      const checked = await checkAuthorizeRequest(deps.server, params, deps.baseUrl);
       if (!checked.ok) {
         const refusal = deps.login.refusal(checked.refusal);
         return refusal.kind === 'redirect' ? redirect(302, refusal.location) : render(refusal);
       }
+      // A POST from another site brings no SameSite=Lax cookie, so a signed-in person would be asked to
+      // sign in again: the browser posts the same form once more, from this origin, with its cookies.
+      // Its answer may redirect to the client, which form-action must allow. Only a top-level page
+      // (in another site's frame the cookie stays out, and the page may not be framed), and not with
+      // idp (straight to a provider whose origin the page does not know: it goes on without the session).
+      const valid = checked.request;
+      if (
+        request.method === 'POST' &&
+        request.headers.get('sec-fetch-site') === 'cross-site' &&
+        request.headers.get('sec-fetch-dest') === 'document' &&
+        valid.idp === undefined
+      )
+        return page(
+          200,
+          formPostPage(`${deps.baseUrl}/oauth2/authorize`, Object.fromEntries(params)),
+          [new URL(valid.redirectUri).origin],
+          {},
+          { scripts: [deps.formPostScript] },
+        );
       const browser = browserCookie.take(request);
       const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
       const answer = await deps.login.open(checked.request, browser.value, session, rc);
@@ -336,7 +359,9 @@ const USERINFO_PREFLIGHT = {
 async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
   const cors = request.headers.has('origin') ? USERINFO_CORS : {};
   try {
-    const info = await deps.userInfo(request.headers.get('authorization'));
+    const authorization =
+      request.method === 'POST' ? await postedAuthorization(request) : request.headers.get('authorization');
+    const info = await deps.userInfo(authorization);
     return new Response(JSON.stringify(info), {
       headers: {
         'content-type': 'application/json',

@@ -17,7 +17,7 @@ import { stillAllowedScope } from '../../oauth2/grants/index.ts';
 import type { SessionFactor } from '../sessions/store.ts';
 import type { CodeStore } from '../store/codes.ts';
 import type { PendingLogin } from '../store/logins.ts';
-import { claimsAsked, personClaims } from '../tokens/person-claims.ts';
+import { claimsAsked, claimsOfScope, personClaims } from '../tokens/person-claims.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
 
 /** Who signed in, by which factor, for the ID token, the events and the code. */
@@ -109,8 +109,11 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     const personRead = who.prospective
       ? Promise.resolve(who.prospective.person)
       : deps.directory.get(login.orgId, who.personId);
-    // The members the claims parameter asks for in the ID token, as the person has them now.
-    const asked = claimsAsked(login.claims, 'id_token');
+    // The members the claims parameter asks for in the ID token, as the person has them now: only
+    // those of the scopes granted (the client's registered scopes, and what a consent covers), or the
+    // parameter would hand a client what neither the organization nor the person allowed it.
+    const granted = new Set(claimsOfScope(stillAllowedScope(login.scope, client)));
+    const asked = claimsAsked(login.claims, 'id_token').filter((name) => granted.has(name));
     const holder = asked.length ? await personRead : undefined;
     try {
       const issued = await deps.issuer.issue({

@@ -21,8 +21,10 @@ import { digest } from '../store/digest.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
+import { essentialAcrUnmet } from './essential-acr.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
+import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 import { requireLoginClient } from './require-client.ts';
 import { createSecondStep, type SecondStepDeps } from './second-step.ts';
 import { type ConsentStep, createSessionSignIn } from './session-sign-in.ts';
@@ -80,6 +82,9 @@ function signInNeededBy(
 ): string | undefined {
   if (request.prompt.has('login')) return 'prompt=login asks for a new sign-in';
   if (request.prompt.has('select_account')) return 'prompt=select_account asks for the account to be chosen';
+  // max_age=0 asks for a sign-in now, as prompt=login does (the OpenID Connect working group's reading
+  // of Core §3.1.2.1): a session signed in within this second is not newer than 0 s by the clock.
+  if (request.maxAge === 0) return 'max_age=0 asks for a new sign-in';
   if (request.maxAge !== undefined && nowSeconds - session.authTime > request.maxAge)
     return `the sign-in is older than max_age (${request.maxAge} s)`;
   return undefined;
@@ -222,7 +227,12 @@ export function createLogin(deps: LoginDeps) {
         ? 'no sign-in session in this browser'
         : hinted && hinted.personId !== session.personId
           ? 'the person signed in is not the one id_token_hint names'
-          : await signInNeeded(request, session);
+          : !subjectAllowed(request.claims, session.personId)
+            ? `the session is another person's: ${OTHER_SUBJECT}`
+            : (essentialAcrUnmet(
+                request.claims,
+                session.factors.map((f) => f.method),
+              ) ?? (await signInNeeded(request, session)));
       if (session && why === undefined && sessionSecret) {
         if (await deps.consent.needed(login, request.client, session.personId)) {
           if (request.prompt.has('none'))

@@ -7,7 +7,9 @@ import type { SessionCookies } from '../sessions/cookie.ts';
 import type { EndedSession, SessionFactor, SessionStore, SignInSession } from '../sessions/store.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
+import { essentialAcrUnmet } from './essential-acr.ts';
 import { type createLoginFinish, factorOf, type SessionGrant, type SignedIn } from './finish.ts';
+import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 import type { SecondStep } from './second-step.ts';
 
 /** Whether a sign-in must ask the person's consent before the client gets a code, and the page that asks. */
@@ -116,6 +118,23 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
     /** Every factor, once a second one completed the sign-in; else the first is `who`'s and the policy may ask for a second. */
     completed?: SessionFactor[],
   ): Promise<{ ok: true; answer: LoginAnswer } | { ok: false; message: string }> {
+    // Someone else than the person the request named: no token, and no session for them either.
+    if (!subjectAllowed(login.claims, who.personId))
+      return {
+        ok: true,
+        answer: answer(login, {
+          error: 'access_denied',
+          error_description: OTHER_SUBJECT,
+          state: login.state,
+        }),
+      };
+    // A sign-in short of an essential acr failed (§5.5.1.1): no token, no session.
+    const short = essentialAcrUnmet(login.claims, [who.method]);
+    if (short)
+      return {
+        ok: true,
+        answer: answer(login, { error: 'access_denied', error_description: short, state: login.state }),
+      };
     const now = nowSeconds();
     // A first sign-in with SSO (a person not stored yet) has no second factor to give.
     if (!completed && !who.prospective) {

@@ -46,6 +46,36 @@ export function bearerOf(header: string | null): string | undefined {
   return match?.[1];
 }
 
+const malformed = (description: string) =>
+  AuthorizeErrors.MALFORMED_BEARER.with({ headers: challenge('invalid_request', description) })(description);
+
+/** The longest form body a userinfo POST may send: an access token and little else. */
+const MAX_POSTED_BODY = 16_384;
+
+/**
+ * The credentials of a userinfo POST as an Authorization value: the header's, or the `access_token`
+ * of a form-encoded body (RFC 6750 §2.2, which OpenID Connect Core §5.3.1 allows and the OpenID
+ * Foundation's oidcc-userinfo-post-body uses). Both at once, or the field repeated, is invalid_request
+ * (§2: one method per request); a body of another type is left unread.
+ */
+export async function postedAuthorization(request: Request): Promise<string | null> {
+  const header = request.headers.get('authorization');
+  const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return header;
+  const body = await request.text().catch(() => '');
+  if (body.length > MAX_POSTED_BODY)
+    throw malformed(`the form body must be at most ${MAX_POSTED_BODY} characters`);
+  const tokens = new URLSearchParams(body).getAll('access_token');
+  if (tokens.length === 0) return header;
+  if (tokens.length > 1 || header !== null)
+    throw malformed(
+      'the access token must be sent one way, once: the Authorization header or the access_token form field',
+    );
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(tokens[0]!))
+    throw malformed('access_token must be one bearer token (RFC 6750 section 2.1)');
+  return `Bearer ${tokens[0]}`;
+}
+
 /**
  * GET and POST /oauth2/userinfo: the person an access token with the openid scope was issued for. The
  * handles the scopes ask for (email, phone, username) are answered as the person has them now, the
@@ -70,10 +100,7 @@ export function createUserInfo(deps: {
     if (!token) {
       if (authorization === null || !isBearer(authorization)) throw unauthenticated();
       // A malformed request (RFC 6750 §3.1 invalid_request, 400), not a token to refuse.
-      const description = 'the Authorization header must be Bearer and one access token';
-      throw AuthorizeErrors.MALFORMED_BEARER.with({ headers: challenge('invalid_request', description) })(
-        description,
-      );
+      throw malformed('the Authorization header must be Bearer and one access token');
     }
     const claims = await deps.server.verifyAccessToken(token);
     if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');

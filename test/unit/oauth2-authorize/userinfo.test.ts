@@ -93,6 +93,33 @@ describe('GET and POST /oauth2/userinfo', () => {
     }
   });
 
+  it('takes the token as the access_token field of a POSTed form (RFC 6750 2.2), one way only', async () => {
+    const person = await s.person();
+    const { access_token } = await tokensFor('openid username', person);
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${s.url}/oauth2/userinfo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+      });
+    const res = await post(new URLSearchParams({ access_token }).toString());
+    await expectStatus(res, 200);
+    expect(await res.json()).toMatchObject({ sub: person.personId, username: person.handle.value });
+    // RFC 6750 2: never two methods in one request, nor the field twice.
+    for (const [body, headers] of [
+      [`access_token=${access_token}`, { authorization: `Bearer ${access_token}` }],
+      [`access_token=${access_token}&access_token=${access_token}`, {}],
+      ['access_token=not%20one%20token', {}],
+    ] as const) {
+      const refused = await post(body, headers);
+      await expectStatus(refused, 400);
+      expect(refused.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_request"');
+    }
+    // A form without the field, and a GET, still read the header alone.
+    await expectStatus(await post('other=1', { authorization: `Bearer ${access_token}` }), 200);
+    await expectStatus(await post(`access_token=not-valid`), 401);
+  });
+
   it('answers 401 with a bare Bearer challenge, no error code, to a request without credentials', async () => {
     // RFC 6750 3.1: no authentication information (none, or another scheme) gets no error code.
     for (const header of [undefined, 'Basic abc']) {
