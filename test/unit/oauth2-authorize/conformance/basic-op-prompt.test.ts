@@ -226,7 +226,16 @@ describe.skipIf(!present)('OIDC Basic OP: prompt, max_age and hints (openid-clie
       expect((await redeem(config, callback, started)).claims()!.sub).toBe(who.personId);
     }));
 
-  // The authorize endpoint checks id_token_hint's length but does not use it yet on this branch (the
-  // lead is adding it): the module's refusal of a hint naming another person cannot be tested here.
-  test.todo('oidcc-id-token-hint: prompt=none with the ID token as id_token_hint');
+  test('oidcc-id-token-hint: prompt=none with the ID token as id_token_hint', () =>
+    inBrowser(async (context) => {
+      const config = await c.rp(client);
+      const started = await begin(config, c.app.redirectUri);
+      const tokens = await redeem(config, await signInWith(context, c, started.url, who), started);
+      const again = await begin(config, c.app.redirectUri, {
+        prompt: 'none',
+        id_token_hint: tokens.id_token!,
+      });
+      const answered = await silently(context, c, again.url);
+      expect((await redeem(config, answered.landed!, again)).claims()!.sub).toBe(who.personId);
+    }));
 });
