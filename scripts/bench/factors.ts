@@ -293,7 +293,7 @@ async function measureService(
   const share = busy ? ((bound.cpuMs / busy.cpuMs) * 100).toFixed(1) : '-';
   return {
     rows,
-    note: `on ${name}, a raw verification's CPU time is ${share} % of a passkey sign-in's server CPU time (${o.inflight} in flight).`,
+    note: `on ${name}, a raw verification's CPU time is ${share} % of a passkey sign-in's server CPU time (${o.inflight} in flight)`,
   };
 }
 
@@ -333,6 +333,6 @@ export async function benchFactors(o: Options): Promise<string> {
     row(['---', '---', '---', '---', '---', '---', '---', '---']),
     ...rows,
     '',
-    `The signature check is a small part of a sign-in: ${notes.join('; ')}`,
+    `The signature check is a small part of a sign-in: ${notes.join('; ')}.`,
   ].join('\n');
 }
