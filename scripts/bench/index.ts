@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [deliveries] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [sessions] [mail] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [deliveries] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [sessions] [mail] [factors] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { benchAttributes } from './attributes.ts';
 import { benchBus } from './bus.ts';
 import { benchDeliveries } from './deliveries.ts';
+import { benchFactors } from './factors.ts';
 import { benchHook } from './hook.ts';
 import { benchHttp } from './http.ts';
 import { benchIngest } from './ingest.ts';
@@ -44,6 +45,7 @@ const sections: Record<string, () => Promise<string>> = {
   oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64, rounds: 3 }),
   sessions: () => benchSessions({ seconds: 5, inflight: 8, rounds: 3, max: 5000, databaseUrl }),
   mail: () => benchMail({ seconds: 3, inflight: 32, persons: 200, serial: 50 }),
+  factors: () => benchFactors({ seconds: 3, inflight: 8, totpPersons: 300, databaseUrl }),
 };
 
 const results: Record<string, string> = {};
