@@ -175,11 +175,6 @@ export function createDeviceStore(deps: { storage: Storage; clock: Clock; secret
         .returning({ hash: d.deviceCodeHash });
       return rows.length === 1;
     },
-
-    /** Deletes authorizations expired more than a day ago (the grant answers expired_token until then). */
-    async sweep(): Promise<void> {
-      await storage.db.delete(d).where(lt(d.expiresAt, clock.now() - 86_400_000));
-    },
   };
 }
 
