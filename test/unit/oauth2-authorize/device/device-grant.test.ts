@@ -163,6 +163,42 @@ describe('device authorization (RFC 8628)', () => {
     expect(tokens.refresh_token).toBeUndefined();
   });
 
+  test("a third-party client: the hosted login's consent, then the device's approval", async () => {
+    const game = await s.createClient({
+      client_name: 'Third Party Game',
+      grant_types: [DEVICE],
+      redirect_uris: [],
+      first_party: false,
+    });
+    const jar = new CookieJar();
+    const { config, response } = await initiate(game, 'openid');
+    const page = await postPage(jar, s, '/oauth2/device', { user_code: response.user_code });
+    await expectStatus(page.clone(), 200);
+    const consent = await postPage(jar, s, '/oauth2/authorize/login', {
+      csrf_token: await csrfOf(page),
+      handle: who.handle.value,
+      password: who.password,
+    });
+    await expectStatus(consent.clone(), 200);
+    expect(await consent.clone().text()).toContain('Allow Third Party Game access to your account?');
+    const allowed = await postPage(jar, s, '/oauth2/authorize/consent', {
+      csrf_token: await csrfOf(consent),
+      decision: 'allow',
+    });
+    await expectStatus(allowed.clone(), 303);
+    const approval = await jar.fetch(allowed.headers.get('location')!);
+    await expectStatus(approval.clone(), 200);
+    await expectStatus(
+      await postPage(jar, s, '/oauth2/device/approve', {
+        csrf_token: await csrfOf(approval),
+        decision: 'allow',
+      }),
+      200,
+    );
+    const tokens = await openid.pollDeviceAuthorizationGrant(config, { ...response, interval: 0 });
+    expect(tokens.claims()?.aud).toBe(game.client_id);
+  });
+
   test('user codes are read regardless of case, dashes and spaces', async () => {
     const jar = new CookieJar();
     const { response } = await initiate(tv);
