@@ -182,6 +182,29 @@ export interface SignedAccessToken {
   claims: AccessTokenClaims;
 }
 
+/** The grant type of the Device Authorization Grant (RFC 8628 §3.4). */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** The device authorization endpoint's success body (RFC 8628 §3.2), answered bare with no-store. */
+export interface OAuthDeviceAuthorizationResponse {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  /** Seconds the codes live. */
+  expires_in: number;
+  /** Seconds the device waits between polls of the token endpoint. */
+  interval: number;
+}
+
+/**
+ * The handler of POST /oauth2/device_authorization (RFC 8628 §3.1): called with a client the endpoint
+ * authenticated (as the token endpoint does) and that may use the device_code grant.
+ */
+export interface OAuthDeviceAuthorization {
+  handle(request: OAuthGrantRequest): Promise<OAuthDeviceAuthorizationResponse>;
+}
+
 /** A handler of one grant type at the token endpoint. */
 export interface OAuthGrant {
   type: OAuthGrantType;
@@ -233,6 +256,12 @@ export interface OAuth2Server {
   ): Promise<void>;
   /** Registers the handler of a grant type; a second handler for one type is a start-up error. */
   addGrant(grant: OAuthGrant): void;
+  /**
+   * Registers the handler of the device authorization endpoint (the plugin with the hosted page where
+   * the person approves); a second one is a start-up error. Without one the endpoint answers
+   * unsupported_grant_type.
+   */
+  setDeviceAuthorization(handler: OAuthDeviceAuthorization): void;
   /** Registers a store of opaque tokens that introspection and revocation consult. */
   addTokenStore(store: OAuthTokenStore): void;
 }

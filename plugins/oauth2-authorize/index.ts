@@ -9,12 +9,15 @@ import { pageStyleSource } from '../../core/http/hosted-page.ts';
 import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
-import { authorizationCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
+import { authorizationCodeGrant, deviceCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
 import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
 import { oauth2ConsentRoutes } from './consent/routes.ts';
 import { createConsentStep } from './consent/step.ts';
 import { createOAuth2ConsentStore } from './consent/store.ts';
+import { deviceAuthorization } from './device/authorization.ts';
+import { deviceRoutes } from './device/routes.ts';
+import { createDeviceStore, deviceSealContext } from './device/store.ts';
 import { endSessionRoutes } from './end-session/routes.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
@@ -114,6 +117,9 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       };
       server.addGrant(authorizationCodeGrant({ ...issuing, codes, revokeFamily }));
       server.addGrant(refreshTokenGrant({ ...issuing, issuer, clock, revokeFamily, graceSeconds }));
+      const devices = createDeviceStore({ storage, clock, secrets: ctx.secrets });
+      server.addGrant(deviceCodeGrant({ ...issuing, devices: devices.codes, clock, revokeFamily }));
+      server.setDeviceAuthorization(deviceAuthorization({ devices, baseUrl }));
       server.addTokenStore(
         createRefreshTokenStore({
           server,
@@ -131,30 +137,31 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const cookies = sessionCookies({ baseUrl, maxAgeSeconds: s.OAUTH2_SESSION_MAX_SECONDS });
       const rate = s.OAUTH2_AUTHORIZE_RATE_LIMIT;
       const formPostScript = await formPostScriptSource();
+      const login = createLogin({
+        server,
+        authenticator,
+        issuer,
+        directory,
+        logins,
+        codes,
+        events: ctx.events,
+        clock,
+        baseUrl,
+        sso: () => ctx.capability(hostedLoginSso),
+        sessions,
+        cookies,
+        ended: (ended, rc) => finishSessions(ended, rc ? { request: rc } : {}),
+        consent: createConsentStep({ consents, logins, baseUrl }),
+        consents,
+        secondStep: {
+          completion: () => ctx.capability(signInCompletion),
+          check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
+        },
+        formPostScript,
+      });
       const routes = authorizeRoutes({
         server,
-        login: createLogin({
-          server,
-          authenticator,
-          issuer,
-          directory,
-          logins,
-          codes,
-          events: ctx.events,
-          clock,
-          baseUrl,
-          sso: () => ctx.capability(hostedLoginSso),
-          sessions,
-          cookies,
-          ended: (ended, rc) => finishSessions(ended, rc ? { request: rc } : {}),
-          consent: createConsentStep({ consents, logins, baseUrl }),
-          consents,
-          secondStep: {
-            completion: () => ctx.capability(signInCompletion),
-            check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
-          },
-          formPostScript,
-        }),
+        login,
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),
         perAddress: createTokenBuckets({
@@ -181,6 +188,27 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         routes: routes
           .use(mintRoutes(ctx, mint))
           .use(consentRoutes)
+          .use(
+            deviceRoutes({
+              server,
+              login,
+              devices,
+              codes,
+              sessions,
+              sessionCookies: cookies,
+              readContext: requestContextReader(ctx.headers),
+              perAddress: createTokenBuckets({
+                name: 'oauth2-device-address',
+                clock,
+                storage,
+                perMinute: s.OAUTH2_DEVICE_CODE_RATE_LIMIT.perMinute,
+                capacity: s.OAUTH2_DEVICE_CODE_RATE_LIMIT.burst,
+              }),
+              baseUrl,
+              style: await pageStyleSource(),
+              cookieMaxAge: ttlSeconds,
+            }),
+          )
           .use(sessionApiRoutes(ctx, { sessions, finish: finishSessions, directory }))
           .use(
             endSessionRoutes({
@@ -213,6 +241,13 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
             keys: ['code_hash'],
             column: 'id_token',
             context: (row) => `oauth2-authorize:code:${row.code_hash}`,
+          },
+          {
+            name: 'oauth2_authorize_devices.id_token',
+            table: 'oauth2_authorize_devices',
+            keys: ['device_code_hash'],
+            column: 'id_token',
+            context: (row) => deviceSealContext(String(row.device_code_hash)),
           },
         ],
       };

@@ -35,6 +35,13 @@ export const oauth2AuthorizeSettings = declareSettings('oauth2Authorize', {
     option: 'authorizeRateLimit',
     description: 'authorization requests a minute / burst per client address',
   },
+  OAUTH2_DEVICE_CODE_RATE_LIMIT: {
+    kind: rate(),
+    default: { perMinute: 10, burst: 10 },
+    option: 'deviceCodeRateLimit',
+    description:
+      'user codes entered at the device page (GET /oauth2/device) a minute / burst per client address: guessing codes is limited',
+  },
 });
 
 /** Options of the authorization endpoint: one per setting above (the variable, when set, wins). */

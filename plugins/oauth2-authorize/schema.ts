@@ -216,3 +216,44 @@ export const oauth2AuthorizeConsents = pgTable(
   },
   (t) => [primaryKey({ columns: [t.orgId, t.personId, t.clientId] })],
 );
+
+/**
+ * Device authorizations (RFC 8628): the device polls with its device code, the person enters the user
+ * code at GET /oauth2/device, signs in through the hosted login (whose code the device page redeems),
+ * then approves or denies. Both codes are stored as digests. `status`: pending, approved, denied,
+ * issued (the tokens were answered once). `login_state_hash` binds the hosted login's answer, and
+ * `csrf_hash` the approval form, to `browser_hash`, the browser that entered the code. The ID token
+ * minted at the sign-in waits sealed with the context `oauth2-authorize:device:<device_code_hash>`.
+ */
+export const oauth2AuthorizeDevices = pgTable(
+  'oauth2_authorize_devices',
+  {
+    deviceCodeHash: text('device_code_hash').primaryKey(),
+    userCodeHash: text('user_code_hash').notNull().unique(),
+    orgId: uuid('org_id').notNull(),
+    clientId: text('client_id').notNull(),
+    /** Space-delimited. */
+    scope: text('scope').notNull(),
+    status: text('status').notNull(),
+    /** Seconds between polls; grows by 5 at each slow_down. */
+    interval: integer('interval').notNull(),
+    /** Milliseconds since the epoch. */
+    lastPolledAt: bigint('last_polled_at', { mode: 'number' }),
+    browserHash: text('browser_hash'),
+    loginStateHash: text('login_state_hash'),
+    csrfHash: text('csrf_hash'),
+    personId: text('person_id'),
+    sessionId: uuid('session_id'),
+    familyId: uuid('family_id'),
+    /** Seconds since the epoch. */
+    authTime: bigint('auth_time', { mode: 'number' }),
+    idToken: text('id_token'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    index('oauth2_authorize_devices_expires_idx').on(t.expiresAt),
+    index('oauth2_authorize_devices_state_idx').on(t.loginStateHash),
+    index('oauth2_authorize_devices_csrf_idx').on(t.csrfHash),
+  ],
+);

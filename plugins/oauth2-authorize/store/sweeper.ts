@@ -5,6 +5,7 @@ import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import {
   oauth2AuthorizeCodes,
+  oauth2AuthorizeDevices,
   oauth2AuthorizeFamilies,
   oauth2AuthorizeLogins,
   oauth2AuthorizeRefreshTokens,
@@ -17,13 +18,14 @@ const KEEP_MS = 3_600_000;
  * Deletes what can no longer be used nor needs recognising: logins, codes (once the access token their
  * exchange issued has expired, and no refresh token of their grant is left: a code replayed while its
  * grant lives still revokes it, RFC 6749 §4.1.2), refresh tokens, and families left with neither tokens
- * nor codes.
+ * nor codes, and device authorizations (the grant answers expired_token until then).
  */
 export async function sweep(storage: Storage, now: number): Promise<void> {
   const before = now - KEEP_MS;
   const nowS = Math.floor(now / 1000);
   const c = oauth2AuthorizeCodes;
   await storage.db.delete(oauth2AuthorizeLogins).where(lt(oauth2AuthorizeLogins.expiresAt, before));
+  await storage.db.delete(oauth2AuthorizeDevices).where(lt(oauth2AuthorizeDevices.expiresAt, before));
   // Refresh tokens first: a code goes once its grant has none left.
   await storage.db
     .delete(oauth2AuthorizeRefreshTokens)

@@ -1,3 +1,4 @@
+import { DEVICE_CODE_GRANT } from '../../../core/capabilities/oauth2-server.ts';
 import { isUnderPublicBaseUrl } from '../../../core/tokens/audience.ts';
 import { OAuth2Errors } from '../errors.ts';
 
@@ -26,9 +27,13 @@ export function checkClientShape(shape: ClientShape, on: 'body' | 'the client af
     throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
       `${at('redirect_uris')}: a client with the authorization_code grant needs at least one redirect URI`,
     );
-  if (shape.grantTypes.includes('refresh_token') && !shape.grantTypes.includes('authorization_code'))
+  if (
+    shape.grantTypes.includes('refresh_token') &&
+    !shape.grantTypes.includes('authorization_code') &&
+    !shape.grantTypes.includes(DEVICE_CODE_GRANT)
+  )
     throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
-      `${at('grant_types')}: refresh_token needs authorization_code (refresh tokens are issued by that grant)`,
+      `${at('grant_types')}: refresh_token needs authorization_code or ${DEVICE_CODE_GRANT} (refresh tokens are issued by those grants)`,
     );
 }
 

@@ -6,6 +6,7 @@
  * plugin reaches into this one's code.
  */
 export { authorizationCodeGrant } from './authorization-code.ts';
+export { deviceCodeGrant } from './device-code.ts';
 export {
   issueTokens,
   REFRESH_PREFIX,
@@ -16,12 +17,15 @@ export {
 export { refreshTokenGrant } from './refresh-token.ts';
 export { parseScope, stillAllowedScope } from './scope.ts';
 export type {
+  ApprovedDevice,
   BurntCode,
   CodeRedemption,
+  DeviceCodes,
   FamilyRevoker,
   GrantFamilies,
   GrantFamily,
   IssuedAccess,
+  PolledDevice,
   PresentedRefresh,
   RedeemedCode,
 } from './stores.ts';

@@ -85,3 +85,36 @@ export interface GrantFamilies {
 
 /** Revokes a family and every unexpired access token issued in it. */
 export type FamilyRevoker = (family: Pick<GrantFamily, 'familyId'>) => Promise<void>;
+
+/** A device authorization (RFC 8628) as the device's poll finds it. Times in milliseconds. */
+export interface PolledDevice {
+  deviceCodeHash: string;
+  orgId: string;
+  clientId: string;
+  scope: string[];
+  status: 'pending' | 'approved' | 'denied' | 'issued';
+  /** Seconds the device must wait between polls. */
+  interval: number;
+  lastPolledAt: number | undefined;
+  expiresAt: number;
+}
+
+/** What the person's approval recorded, for the tokens. */
+export interface ApprovedDevice {
+  personId: string;
+  /** The token family made at the person's sign-in. */
+  familyId: string;
+  /** Seconds since the epoch. */
+  authTime: number;
+  /** The ID token minted at the sign-in. */
+  idToken: string;
+}
+
+/** The device authorizations, as the device_code grant reads and spends them. */
+export interface DeviceCodes {
+  find(deviceCode: string): Promise<PolledDevice | undefined>;
+  /** Records a poll at `at` (ms) and the interval (s) it leaves. */
+  polled(deviceCodeHash: string, at: number, interval: number): Promise<void>;
+  /** Turns an approved authorization into an issued one, in one statement; undefined when not approved. */
+  claim(deviceCodeHash: string): Promise<ApprovedDevice | undefined>;
+}

@@ -106,7 +106,12 @@ export const tokenDoc: DocumentDecoration = {
     {
       grant_type: {
         type: 'string',
-        enum: ['client_credentials', 'authorization_code', 'refresh_token'],
+        enum: [
+          'client_credentials',
+          'authorization_code',
+          'refresh_token',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
         description: 'The grants this deployment registers; others: unsupported_grant_type.',
       },
       scope: {
@@ -122,6 +127,11 @@ export const tokenDoc: DocumentDecoration = {
           "authorization_code with PKCE: the spec's name for code_verifier (the same value; send one of the two)",
       },
       refresh_token: { type: 'string', description: 'refresh_token' },
+      device_code: {
+        type: 'string',
+        description:
+          'The device grant (RFC 8628): the device_code of POST /oauth2/device_authorization. Until the person approves: authorization_pending (slow_down when polled faster than the interval, which grows by 5 s), then the tokens once; access_denied, expired_token.',
+      },
       resource: {
         type: 'string',
         description:
@@ -146,6 +156,52 @@ export const tokenDoc: DocumentDecoration = {
               scope: { type: 'string' as const },
               refresh_token: { type: 'string' as const },
               id_token: { type: 'string' as const },
+            },
+          },
+        },
+      },
+    },
+    ...errors,
+  },
+};
+
+/** OpenAPI of POST /oauth2/device_authorization. */
+export const deviceAuthorizationDoc: DocumentDecoration = {
+  operationId: 'PostOauth2DeviceAuthorization',
+  summary: 'Start a device authorization (RFC 8628)',
+  description:
+    "Form-encoded only; the client authenticates as at the token endpoint (a public client by client_id alone) and must have the urn:ietf:params:oauth:grant-type:device_code grant. Answers a device code for the device to poll the token endpoint with, and a user code the person enters at verification_uri (the hosted page GET /oauth2/device), or opens verification_uri_complete. The scope asked for must be among the client's (absent: all of them).",
+  tags: TAGS,
+  security,
+  requestBody: form(
+    {
+      scope: { type: 'string', description: "Space-delimited; absent: all of the client's scopes." },
+      ...credentials,
+    },
+    [],
+  ),
+  responses: {
+    200: {
+      description: 'The device authorization response (RFC 8628 §3.2)',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object' as const,
+            required: [
+              'device_code',
+              'user_code',
+              'verification_uri',
+              'verification_uri_complete',
+              'expires_in',
+              'interval',
+            ],
+            properties: {
+              device_code: { type: 'string' as const },
+              user_code: { type: 'string' as const, description: 'Shown as XXXX-XXXX' },
+              verification_uri: { type: 'string' as const },
+              verification_uri_complete: { type: 'string' as const },
+              expires_in: { type: 'integer' as const },
+              interval: { type: 'integer' as const },
             },
           },
         },

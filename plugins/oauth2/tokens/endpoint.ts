@@ -1,4 +1,4 @@
-import { type OAuthClient, OAuthError } from '../../../core/capabilities/oauth2-server.ts';
+import { DEVICE_CODE_GRANT, type OAuthClient, OAuthError } from '../../../core/capabilities/oauth2-server.ts';
 import type { AnalyticsContext } from '../../../core/capabilities/person-directory.ts';
 import { requestLogFields, setRequestOrg } from '../../../core/http/request-facts.ts';
 import { urlPathOf } from '../../../core/http/request-target.ts';
@@ -124,5 +124,25 @@ export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
       countIssued(grantType);
       return jsonAnswer(b);
     });
+  });
+}
+
+/**
+ * POST /oauth2/device_authorization (RFC 8628 §3.1): the client authenticated as at the token endpoint
+ * (a public client by client_id), and allowed the device_code grant, gets a device code and a user code
+ * from the handler another plugin registered (oauth2-authorize, with the page where the person approves).
+ */
+export function deviceAuthorizationEndpoint(deps: EndpointDeps): OAuthEndpoint {
+  const { registry, analyticsOf } = deps;
+  return oauthEndpoint(deps, async (client, params, request) => {
+    const handler = registry.device.handler;
+    if (!handler)
+      throw new OAuthError('unsupported_grant_type', 'the device authorization grant is not offered here');
+    if (!client.grantTypes.includes(DEVICE_CODE_GRANT))
+      throw new OAuthError(
+        'unauthorized_client',
+        `client ${client.clientId} may not use the ${DEVICE_CODE_GRANT} grant (its grant types: ${client.grantTypes.join(', ')})`,
+      );
+    return jsonAnswer(await handler.handle({ client, params, request: analyticsOf(request) }));
   });
 }

@@ -3,8 +3,21 @@ import type { PersonDirectory } from '../../../core/capabilities/person-director
 import type { DirectRoute } from '../../../core/http/direct-routes.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { AccessTokens } from './access-tokens.ts';
-import { introspectDoc, preflightDoc, revokeAllDoc, revokeDoc, tokenDoc } from './docs.ts';
-import { type EndpointDeps, type OAuthEndpoint, tokenEndpoint, whenReady } from './endpoint.ts';
+import {
+  deviceAuthorizationDoc,
+  introspectDoc,
+  preflightDoc,
+  revokeAllDoc,
+  revokeDoc,
+  tokenDoc,
+} from './docs.ts';
+import {
+  deviceAuthorizationEndpoint,
+  type EndpointDeps,
+  type OAuthEndpoint,
+  tokenEndpoint,
+  whenReady,
+} from './endpoint.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
 import type { OAuthAnswer } from './responses.ts';
 import { revokeAllEndpoint } from './revoke-all.ts';
@@ -44,6 +57,8 @@ export function tokenEndpoints(
     { path: '/oauth2/tokens/revoke', endpoint: revocationEndpoint(deps, accessTokens), cors: true },
     // For servers (confidential clients only): no CORS.
     { path: '/oauth2/tokens/revoke-all', endpoint: revokeAllEndpoint(deps, clock), cors: false },
+    // RFC 8628: devices, and browser apps with a public client.
+    { path: '/oauth2/device_authorization', endpoint: deviceAuthorizationEndpoint(deps), cors: true },
   ] as const;
 }
 
@@ -81,11 +96,12 @@ export function tokenRoutes(endpoints: Endpoints) {
       Object.assign(set.headers, headersOf(answer, request, cors));
       return answer.body;
     };
-  const [token, introspect, revoke, revokeAll] = [
+  const [token, introspect, revoke, revokeAll, device] = [
     answering(endpoints[0]),
     answering(endpoints[1]),
     answering(endpoints[2]),
     answering(endpoints[3]),
+    answering(endpoints[4]),
   ];
   const preflight = ({ set }: { set: Set }) => {
     set.status = 204;
@@ -97,5 +113,7 @@ export function tokenRoutes(endpoints: Endpoints) {
     .post('/oauth2/tokens', token, { parse: 'none', detail: tokenDoc })
     .post('/oauth2/tokens/introspect', introspect, { parse: 'none', detail: introspectDoc })
     .post('/oauth2/tokens/revoke', revoke, { parse: 'none', detail: revokeDoc })
-    .post('/oauth2/tokens/revoke-all', revokeAll, { parse: 'none', detail: revokeAllDoc });
+    .post('/oauth2/tokens/revoke-all', revokeAll, { parse: 'none', detail: revokeAllDoc })
+    .options('/oauth2/device_authorization', preflight, preflightDoc('/oauth2/device_authorization'))
+    .post('/oauth2/device_authorization', device, { parse: 'none', detail: deviceAuthorizationDoc });
 }

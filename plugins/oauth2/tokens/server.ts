@@ -1,6 +1,7 @@
 import type {
   OAuth2Server,
   OAuthClient,
+  OAuthDeviceAuthorization,
   OAuthGrant,
   OAuthTokenStore,
 } from '../../../core/capabilities/oauth2-server.ts';
@@ -15,6 +16,7 @@ export function createOAuth2Server(deps: { clients: ClientCache; accessTokens: A
   const { clients, accessTokens } = deps;
   const grants = new Map<string, OAuthGrant>();
   const tokenStores: OAuthTokenStore[] = [];
+  const device: { handler?: OAuthDeviceAuthorization } = {};
 
   const server: OAuth2Server = {
     async client(clientId: string): Promise<OAuthClient | undefined> {
@@ -28,11 +30,15 @@ export function createOAuth2Server(deps: { clients: ClientCache; accessTokens: A
         throw new Error(`oauth2: a handler of the ${grant.type} grant is registered twice`);
       grants.set(grant.type, grant);
     },
+    setDeviceAuthorization(handler) {
+      if (device.handler) throw new Error('oauth2: a device authorization handler is registered twice');
+      device.handler = handler;
+    },
     addTokenStore(store) {
       tokenStores.push(store);
     },
   };
-  return { server, grants, tokenStores };
+  return { server, grants, tokenStores, device };
 }
 
 export type OAuth2Registry = ReturnType<typeof createOAuth2Server>;

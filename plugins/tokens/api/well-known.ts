@@ -28,6 +28,8 @@ export function discoveryDocument(base: string) {
     introspection_endpoint: `${base}/oauth2/tokens/introspect`,
     revocation_endpoint: `${base}/oauth2/tokens/revoke`,
     userinfo_endpoint: `${base}/oauth2/userinfo`,
+    // RFC 8628: devices poll the token endpoint with the device code; the person approves at /oauth2/device.
+    device_authorization_endpoint: `${base}/oauth2/device_authorization`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     // RP-Initiated Logout 1.0; Back-Channel Logout 1.0 (logout tokens carry sid).
     end_session_endpoint: `${base}/oauth2/logout`,
@@ -47,7 +49,12 @@ export function discoveryDocument(base: string) {
     request_uri_parameter_supported: false,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
     // 'none': public clients send client_id alone (with PKCE). The JWT methods are RFC 7523's.
     token_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS, 'none'],
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,

@@ -124,7 +124,7 @@ describe('OAuth 2.0 clients', () => {
     ],
     [
       { grant_types: ['client_credentials', 'refresh_token'] },
-      'body.grant_types: refresh_token needs authorization_code (refresh tokens are issued by that grant)',
+      'body.grant_types: refresh_token needs authorization_code or urn:ietf:params:oauth:grant-type:device_code (refresh tokens are issued by those grants)',
     ],
   ])('refuses %j with 400 naming the field and the rule', async (change, message) => {
     const res = await t.call('POST', CLIENTS, {
