@@ -61,7 +61,12 @@ export const oauth2RevokedTokens = pgTable(
 // The API's shapes (docs/spec/reference/oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
 
 /** The grant types a client may be allowed. */
-export const GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+export const GRANT_TYPES = [
+  'client_credentials',
+  'authorization_code',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+] as const;
 
 /** RFC 6749 §3.3 scope-token: NQCHAR, %x21 / %x23-5B / %x5D-7E. */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
@@ -141,7 +146,7 @@ const grantTypes = v.pipe(
   ),
   v.minLength(1, 'must list at least one grant type'),
   v.description(
-    'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code).',
+    'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code), urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; confidential clients only).',
   ),
 );
 /** One redirect URI: at most 2000 characters, refused by `redirectUriProblem` with its reason. */

@@ -95,7 +95,12 @@ export const tokenDoc: DocumentDecoration = {
     {
       grant_type: {
         type: 'string',
-        enum: ['client_credentials', 'authorization_code', 'refresh_token'],
+        enum: [
+          'client_credentials',
+          'authorization_code',
+          'refresh_token',
+          'urn:ietf:params:oauth:grant-type:token-exchange',
+        ],
         description: 'The grants this deployment registers; others: unsupported_grant_type.',
       },
       scope: {
@@ -111,6 +116,37 @@ export const tokenDoc: DocumentDecoration = {
           "authorization_code with PKCE: the spec's name for code_verifier (the same value; send one of the two)",
       },
       refresh_token: { type: 'string', description: 'refresh_token' },
+      subject_token: {
+        type: 'string',
+        description:
+          "Token exchange (RFC 8693): the person's token to exchange, of the client's organization: an access token of this service or an identity token.",
+      },
+      subject_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'],
+        description:
+          'Token exchange: access_token for an access token of this service, jwt for an identity token. An ID token (id_token) is refused.',
+      },
+      actor_token: {
+        type: 'string',
+        description:
+          'Token exchange: the token of the party acting for the person (delegation: the new token carries act); absent: impersonation.',
+      },
+      actor_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'],
+        description: 'Token exchange: with actor_token, and only with it.',
+      },
+      requested_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token'],
+        description: 'Token exchange: only access tokens are issued; another type is invalid_request.',
+      },
+      audience: {
+        type: 'string',
+        description:
+          "Token exchange: the new token's aud, checked as resource is (one of the client's resources, or the organization's own audience); with resource, the same value.",
+      },
       resource: {
         type: 'string',
         description:
@@ -135,6 +171,10 @@ export const tokenDoc: DocumentDecoration = {
               scope: { type: 'string' as const },
               refresh_token: { type: 'string' as const },
               id_token: { type: 'string' as const },
+              issued_token_type: {
+                type: 'string' as const,
+                description: 'Token exchange (RFC 8693 section 2.2.1): the access token type URN.',
+              },
             },
           },
         },

@@ -42,7 +42,13 @@ export function discoveryDocument(base: string) {
     request_uri_parameter_supported: false,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      // RFC 8693, the oauth2 plugin's.
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
     // 'none': public clients send client_id alone (with PKCE).
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

@@ -53,6 +53,7 @@ describe('the OpenAPI document', () => {
       'client_credentials',
       'authorization_code',
       'refresh_token',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     expect(token.security).toEqual([{ clientBasic: [] }]);
     expect(doc.json.components.securitySchemes.clientBasic).toEqual({ type: 'http', scheme: 'basic' });
