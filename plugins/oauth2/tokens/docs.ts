@@ -66,7 +66,7 @@ const oauthError = (description: string) => ({
 
 const errors = {
   400: oauthError(
-    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant, invalid_target (a resource the client does not list, or more than one)',
+    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods; token exchange: a subject or actor token refused, RFC 8693 section 2.2.2), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant, invalid_target (a resource the client does not list, or more than one)',
   ),
   401: oauthError('invalid_client: unknown client, wrong secret; with WWW-Authenticate: Basic'),
 };

@@ -153,6 +153,9 @@ describe('token exchange (RFC 8693)', () => {
     expect(first.sub).toBe(ada.personId);
     expect(first.act).toEqual({ sub: gateway.client_id, client_id: gateway.client_id });
     expect(delegated.scope).toBe('read');
+    // Introspection tells a resource server who acts, too.
+    const seen = await postForm(s, '/oauth2/tokens/introspect', gateway, { token: delegated.access_token });
+    expect(seen.json).toMatchObject({ active: true, sub: ada.personId, act: first.act });
 
     // A person acting next (an identity token as the actor): the current actor outermost (§4.1).
     const bob = await s.person();
