@@ -150,6 +150,11 @@ export interface AccessTokenRequest {
    * own claims above win over them; the caller refuses the names it may not set.
    */
   claims?: Readonly<Record<string, JsonValue>>;
+  /**
+   * Seconds since the epoch the token may not outlive (a token exchange's subject token's `exp`): its
+   * `exp` is the earlier of this and its lifetime's end.
+   */
+  notAfter?: number;
 }
 
 /** The claims of an access token (RFC 9068), as signed and as verification answers them. */

@@ -39,6 +39,8 @@ interface PresentedToken {
   /** The scope an access token had; undefined for an identity token (a person's own, the client's scopes). */
   scope: string[] | undefined;
   authTime: number | undefined;
+  /** Its `exp`, seconds since the epoch: what is issued for it never outlives it. */
+  expiresAt: number;
   methods: string[];
   act: ActorClaim | undefined;
 }
@@ -106,6 +108,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
         clientId: claims.client_id,
         scope: claims.scope.split(' ').filter((s) => s !== ''),
         authTime: claims.auth_time,
+        expiresAt: claims.exp,
         methods: [],
         act: actOf(claims),
       };
@@ -126,12 +129,14 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
         throw refused(param, why[checked.reason]);
       }
       const { claims } = checked;
-      if (typeof claims.sub !== 'string') throw refused(param, 'names no subject');
+      if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
+        throw refused(param, 'names no subject or no expiry');
       return {
         sub: claims.sub,
         clientId: undefined,
         scope: undefined,
         authTime: undefined,
+        expiresAt: claims.exp,
         methods: stringsOf(claims.authenticated_methods),
         act: undefined,
       };
@@ -240,7 +245,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
             ...(subject.act ? { act: subject.act } : {}),
           }
         : subject.act;
-      const issued = await issue(client, subject, { scope, resource, act, request });
+      const notAfter = Math.min(subject.expiresAt, actor?.expiresAt ?? Number.POSITIVE_INFINITY);
+      const issued = await issue(client, subject, { scope, resource, act, notAfter, request });
       return {
         access_token: issued.token,
         issued_token_type: TOKEN_TYPES.accessToken,
@@ -262,6 +268,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
       scope: string[];
       resource: string | undefined;
       act: ActorClaim | undefined;
+      /** The subject and actor tokens' earlier `exp`. */
+      notAfter: number;
       request: AnalyticsContext;
     },
   ) {
@@ -284,6 +292,9 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
             client,
             subject: subject.sub,
             scope: o.scope,
+            // Never beyond the tokens presented: exchanging each answer again would otherwise keep a
+            // person's access alive for ever, past a password reset or a revocation of theirs.
+            notAfter: o.notAfter,
             ...(subject.authTime !== undefined ? { authTime: subject.authTime } : {}),
             ...(o.resource !== undefined ? { resource: o.resource } : {}),
             ...(o.act ? { claims: { act: actClaim(o.act) } } : {}),

@@ -177,6 +177,37 @@ describe('token exchange (RFC 8693)', () => {
     expect(decodeJwt(plain.access_token).act).toEqual(first.act);
   });
 
+  it('never outlives the subject or actor token: exchanging answers again extends nothing', async () => {
+    const { access_token } = await accessToken(app, ada, ['read']);
+    const subjectExp = decodeJwt(access_token).exp!;
+    clock.advance(30 * 60_000);
+    const answer = await openid.genericGrantRequest(config, EXCHANGE, {
+      subject_token: access_token,
+      subject_token_type: ACCESS,
+    });
+    const claims = decodeJwt(answer.access_token);
+    expect(claims.exp).toBe(subjectExp);
+    expect(answer.expires_in).toBe(subjectExp - claims.iat!);
+    clock.advance(20 * 60_000);
+    const again = await openid.genericGrantRequest(config, EXCHANGE, {
+      subject_token: answer.access_token,
+      subject_token_type: ACCESS,
+    });
+    expect(decodeJwt(again.access_token).exp).toBe(subjectExp);
+    // An actor token about to expire bounds it too.
+    const actor = await openid.clientCredentialsGrant(config, { scope: 'read' });
+    clock.advance(50 * 60_000);
+    const fresh = await accessToken(app, ada, ['read']);
+    expect(decodeJwt(fresh.access_token).exp!).toBeGreaterThan(decodeJwt(actor.access_token).exp!);
+    const delegated = await openid.genericGrantRequest(config, EXCHANGE, {
+      subject_token: fresh.access_token,
+      subject_token_type: ACCESS,
+      actor_token: actor.access_token,
+      actor_token_type: ACCESS,
+    });
+    expect(decodeJwt(delegated.access_token).exp).toBe(decodeJwt(actor.access_token).exp!);
+  });
+
   it("sets aud from resource or audience, one of the client's resources", async () => {
     const { access_token } = await accessToken(app, ada, ['read']);
     const subject = { subject_token: access_token, subject_token_type: ACCESS };
