@@ -119,6 +119,8 @@ export interface OAuthTokenResponse {
   scope: string;
   refresh_token?: string;
   id_token?: string;
+  /** RFC 8693 §2.2.1: the type of the token a token exchange issued (its access token's URN). */
+  issued_token_type?: string;
 }
 
 /** One token request, after the endpoint has parsed the form and authenticated the client. */
@@ -148,6 +150,11 @@ export interface AccessTokenRequest {
    * own claims above win over them; the caller refuses the names it may not set.
    */
   claims?: Readonly<Record<string, JsonValue>>;
+  /**
+   * Seconds since the epoch the token may not outlive (a token exchange's subject token's `exp`): its
+   * `exp` is the earlier of this and its lifetime's end.
+   */
+  notAfter?: number;
 }
 
 /** The claims of an access token (RFC 9068), as signed and as verification answers them. */
@@ -172,6 +179,20 @@ export interface AccessTokenClaims {
   auth_time?: number;
   /** Members the OIDC `claims` parameter asked for at userinfo, beyond the scope's. */
   userinfo_claims?: string[];
+  /** The party acting for `sub` (RFC 8693 §4.1), on a token issued by a token exchange with an actor. */
+  act?: ActorClaim;
+}
+
+/**
+ * RFC 8693 §4.1's `act`: who acts for the subject, the current actor outermost and prior ones nested
+ * in its own `act`.
+ */
+export interface ActorClaim {
+  /** The actor: a person's ID, or a client's ID for a client's own token. */
+  sub: string;
+  /** The client the actor's token was issued to, when it was an access token. */
+  client_id?: string;
+  act?: ActorClaim;
 }
 
 /** A signed access token. */

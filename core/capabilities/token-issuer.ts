@@ -2,6 +2,7 @@ import { defineCapability } from '../contract/capabilities.ts';
 import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
 import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
+import type { SignedAccessToken } from './oauth2-server.ts';
 import type { AnalyticsContext, ProspectivePerson } from './person-directory.ts';
 
 /** What a factor (or the mint-token API) asks the issuer for. */
@@ -44,6 +45,14 @@ export interface IssueRequest {
    * @default false
    */
   hookOnly?: boolean;
+  /**
+   * An OAuth access token the caller signs in place of an identity token (issuer `oauth2`; the token
+   * exchange grant, RFC 8693): beforeTokenIssued decides as for any token issued for the person (the
+   * claims its handlers return are not added: they are identity tokens'), then this signs it and
+   * TokenMinted_v1 announces it by its `jti`, `iat` and `exp`, never as the person's first token. The
+   * answer is that token, its claims those of the access token. Not with `idToken` or `hookOnly`.
+   */
+  accessToken?: () => Promise<SignedAccessToken>;
   /**
    * A person to store only if the token_minted hook allows the token (its `person.personId` is
    * `personId`): a sign-up. Stored after the hook and before the signature, so a blocked one leaves no

@@ -63,7 +63,8 @@ export const ID_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
  * The claims of an RFC 9068 access token beyond the registered ones (§2.2): the server sets them from the
  * grant, so a caller's custom claims may not (a `scope` of their own would widen the grant). Also the
  * members introspection (RFC 7662 §2.2) answers as the server's own statement about the token, `active`
- * and `token_type`, which a claim of the same name would otherwise seem to contradict.
+ * and `token_type`, which a claim of the same name would otherwise seem to contradict. And RFC 8693's
+ * `act` and `may_act`: who acts for the subject is the token exchange's to say, never a caller's.
  */
 export const ACCESS_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'client_id',
@@ -73,6 +74,8 @@ export const ACCESS_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'amr',
   'active',
   'token_type',
+  'act',
+  'may_act',
 ]);
 
 /** The claim that carries a person's groups until the organization names another. */

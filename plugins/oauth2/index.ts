@@ -10,6 +10,7 @@ import { createLastUsed } from './clients/last-used.ts';
 import { clientRoutes } from './clients/routes.ts';
 import { uiConfigurationRoutes } from './clients/ui-routes.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
+import { tokenExchangeGrant } from './grants/token-exchange.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
 import { createAssertionReplayStore } from './store/assertions.ts';
@@ -34,7 +35,7 @@ function checked(name: string, value: number, min: number, max: number): number 
 /**
  * The OAuth 2.0 authorization server's core: the organizations' clients (POST, GET, PATCH, DELETE
  * /oauth2/clients, a new secret), the token endpoint with client authentication and the
- * client_credentials grant, RFC 9068 access tokens signed with the deployment's token keys,
+ * client_credentials and token exchange (RFC 8693) grants, RFC 9068 access tokens signed with the deployment's token keys,
  * introspection and revocation, and the oauth2Server capability through which other plugins add grants
  * (the authorization endpoint adds authorization_code and refresh_token, from grants/ with their stores).
  * Its folders: clients/ (the client API, cache, authentication, hosted-UI configuration), tokens/ (the
@@ -52,10 +53,11 @@ export const oauth2 = (options: OAuth2Options = {}) => {
     migrations,
     settings: oauth2Settings.schema,
     provides: { oauth2Server },
-    // Not called: the tokens plugin publishes the keys that sign access tokens (/.well-known/jwks.json)
-    // and the discovery document, without which no client or resource server can use them.
+    // The tokens plugin publishes the keys that sign access tokens (/.well-known/jwks.json) and the
+    // discovery document, without which no client or resource server can use them; the token exchange
+    // grant validates identity tokens and runs the token_minted hook through it.
     requires: { tokens: tokenIssuer },
-    setup(ctx) {
+    setup(ctx, { tokens }) {
       const s = oauth2Settings.resolve(ctx.settings, options);
       const defaults: LifetimeDefaults = {
         accessTokenSeconds: s.OAUTH2_ACCESS_TOKEN_LIFETIME,
@@ -73,6 +75,15 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       });
       const registry = createOAuth2Server({ clients, accessTokens });
       registry.server.addGrant(clientCredentialsGrant(accessTokens, ctx.config.publicBaseUrl));
+      registry.server.addGrant(
+        tokenExchangeGrant({
+          server: registry.server,
+          issuer: tokens,
+          directory: () => ctx.capability(personDirectory),
+          clock: ctx.clock,
+          publicBaseUrl: ctx.config.publicBaseUrl,
+        }),
+      );
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
       const log = ctx.log.child({ component: 'oauth2' });
       const assertions = createAssertionVerifier({

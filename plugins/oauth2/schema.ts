@@ -102,6 +102,7 @@ export const GRANT_TYPES = [
   'authorization_code',
   'refresh_token',
   'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
 ] as const;
 
 /** RFC 6749 §3.3 scope-token: NQCHAR, %x21 / %x23-5B / %x5D-7E. */
@@ -184,7 +185,7 @@ const grantTypes = v.pipe(
   ),
   v.minLength(1, 'must list at least one grant type'),
   v.description(
-    'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code or the device grant), urn:ietf:params:oauth:grant-type:device_code (RFC 8628).',
+    'Grants the client may use: client_credentials (confidential clients only), authorization_code, refresh_token (with authorization_code or the device grant), urn:ietf:params:oauth:grant-type:device_code (RFC 8628), urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; confidential clients only).',
   ),
 );
 /** One redirect URI: at most 2000 characters, refused by `redirectUriProblem` with its reason. */

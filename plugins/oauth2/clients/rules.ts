@@ -1,6 +1,7 @@
 import { DEVICE_CODE_GRANT } from '../../../core/capabilities/oauth2-server.ts';
 import { isUnderPublicBaseUrl } from '../../../core/tokens/audience.ts';
 import { OAuth2Errors } from '../errors.ts';
+import { TOKEN_EXCHANGE } from '../grants/token-exchange.ts';
 
 /** A client's settings that depend on each other. */
 export interface ClientShape {
@@ -14,7 +15,7 @@ export const unique = <T>(list: readonly T[]): T[] => [...new Set(list)];
 
 /**
  * The rules across fields, checked on create and on the result of a PATCH: a public client has no
- * secret, so no client_credentials; authorization_code needs a redirect URI; refresh tokens come only
+ * secret, so no client_credentials nor token exchange; authorization_code needs a redirect URI; refresh tokens come only
  * from authorization_code.
  */
 export function checkClientShape(shape: ClientShape, on: 'body' | 'the client after this change'): void {
@@ -22,6 +23,10 @@ export function checkClientShape(shape: ClientShape, on: 'body' | 'the client af
   if (shape.public && shape.grantTypes.includes('client_credentials'))
     throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
       `${at('grant_types')}: a public client cannot use client_credentials (it has no secret to authenticate with)`,
+    );
+  if (shape.public && shape.grantTypes.includes(TOKEN_EXCHANGE))
+    throw OAuth2Errors.INVALID_CLIENT_SETTINGS(
+      `${at('grant_types')}: a public client cannot use ${TOKEN_EXCHANGE} (it has no secret to authenticate with, so anybody could exchange a token as it)`,
     );
   if (shape.grantTypes.includes('authorization_code') && shape.redirectUris.length === 0)
     throw OAuth2Errors.INVALID_CLIENT_SETTINGS(

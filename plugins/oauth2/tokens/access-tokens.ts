@@ -71,7 +71,10 @@ export function createAccessTokens(deps: {
       scope: request.scope.join(' '),
       jti: crypto.randomUUID(),
       iat,
-      exp: iat + (client.accessTokenLifetime ?? defaults.accessTokenSeconds),
+      exp: Math.min(
+        iat + (client.accessTokenLifetime ?? defaults.accessTokenSeconds),
+        request.notAfter ?? Number.POSITIVE_INFINITY,
+      ),
     };
     if (request.authTime !== undefined) claims.auth_time = request.authTime;
     return claims;

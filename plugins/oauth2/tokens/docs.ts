@@ -77,7 +77,7 @@ const oauthError = (description: string) => ({
 
 const errors = {
   400: oauthError(
-    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant, invalid_target (a resource the client does not list, or more than one)',
+    'invalid_request (not a form, a parameter twice, grant_type missing, two authentication methods; token exchange: a subject or actor token refused, RFC 8693 section 2.2.2), unsupported_grant_type, unauthorized_client, invalid_scope, invalid_grant, invalid_target (a resource the client does not list, or more than one)',
   ),
   401: oauthError('invalid_client: unknown client, wrong secret; with WWW-Authenticate: Basic'),
 };
@@ -111,6 +111,7 @@ export const tokenDoc: DocumentDecoration = {
           'authorization_code',
           'refresh_token',
           'urn:ietf:params:oauth:grant-type:device_code',
+          'urn:ietf:params:oauth:grant-type:token-exchange',
         ],
         description: 'The grants this deployment registers; others: unsupported_grant_type.',
       },
@@ -131,6 +132,37 @@ export const tokenDoc: DocumentDecoration = {
         type: 'string',
         description:
           'The device grant (RFC 8628): the device_code of POST /oauth2/device_authorization. Until the person approves: authorization_pending (slow_down when polled faster than the interval, which grows by 5 s), then the tokens once; access_denied, expired_token.',
+      },
+      subject_token: {
+        type: 'string',
+        description:
+          "Token exchange (RFC 8693): the person's token to exchange, of the client's organization: an access token of this service or an identity token.",
+      },
+      subject_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'],
+        description:
+          'Token exchange: access_token for an access token of this service, jwt for an identity token. An ID token (id_token) is refused.',
+      },
+      actor_token: {
+        type: 'string',
+        description:
+          'Token exchange: the token of the party acting for the person (delegation: the new token carries act); absent: impersonation.',
+      },
+      actor_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'],
+        description: 'Token exchange: with actor_token, and only with it.',
+      },
+      requested_token_type: {
+        type: 'string',
+        enum: ['urn:ietf:params:oauth:token-type:access_token'],
+        description: 'Token exchange: only access tokens are issued; another type is invalid_request.',
+      },
+      audience: {
+        type: 'string',
+        description:
+          "Token exchange: the new token's aud, checked as resource is (one of the client's resources, or the organization's own audience); with resource, the same value.",
       },
       resource: {
         type: 'string',
@@ -156,6 +188,10 @@ export const tokenDoc: DocumentDecoration = {
               scope: { type: 'string' as const },
               refresh_token: { type: 'string' as const },
               id_token: { type: 'string' as const },
+              issued_token_type: {
+                type: 'string' as const,
+                description: 'Token exchange (RFC 8693 section 2.2.1): the access token type URN.',
+              },
             },
           },
         },

@@ -54,6 +54,8 @@ export function discoveryDocument(base: string) {
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:device_code',
+      // RFC 8693, the oauth2 plugin's.
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ],
     // 'none': public clients send client_id alone (with PKCE). The JWT methods are RFC 7523's.
     token_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS, 'none'],

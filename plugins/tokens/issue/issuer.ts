@@ -1,4 +1,8 @@
-import { eventHandleOf, type PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import {
+  eventHandleOf,
+  type PersonDirectory,
+  type PersonRecord,
+} from '../../../core/capabilities/person-directory.ts';
 import type { IssuedToken, IssueRequest } from '../../../core/capabilities/token-issuer.ts';
 import type { AuthenticationDetails } from '../../../core/events/shared-types.ts';
 import { uuidv7 } from '../../../core/ids.ts';
@@ -69,10 +73,44 @@ export function createIssue(deps: IssuerDeps) {
     mint: issuedTokens.labels({ issuer: 'mint' }),
   };
 
+  /** TokenMinted_v1 (AnonymousTokenMinted_v1 for an anonymous person) for a token just signed. */
+  async function announce(
+    req: IssueRequest,
+    person: Pick<PersonRecord, 'personId' | 'personType'>,
+    tokenId: string,
+    issuedAt: number,
+    expiresAt: number,
+    firstToken: boolean,
+  ) {
+    const base = {
+      analytics_metadata: {
+        analytics_correlation_id: req.request.correlationId ?? crypto.randomUUID(),
+        client_ip_address: req.request.clientIpAddress ?? UNKNOWN_ADDRESS,
+      },
+      token_id: tokenId,
+      person_id: person.personId,
+      mint_token_api: req.issuer === 'mint',
+      issued_at: iso(issuedAt),
+      expires_at: iso(expiresAt),
+    };
+    // The person's type decides, not the route: mint-token for an anonymous person is anonymous too.
+    if (person.personType === 'anonymous')
+      await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
+    else
+      await ctx.events.publish(req.orgId, 'TokenMinted_v1', {
+        ...base,
+        ...(req.prevAnonymousPersonId ? { prev_anonymous_person_id: req.prevAnonymousPersonId } : {}),
+        first_token: firstToken,
+        authentications: req.authentications.map(authenticationDetails),
+      });
+  }
+
   return async function issue(req: IssueRequest): Promise<IssuedToken> {
     const { prospective } = req;
     if (prospective && (prospective.person.personId !== req.personId || req.issuer === 'mint'))
       throw new Error('tokens: a prospective person is for a sign-up: its personId, not a minted token');
+    if (req.accessToken && (req.issuer !== 'oauth2' || req.idToken || req.hookOnly || prospective))
+      throw new Error('tokens: an access token is issued by oauth2 alone, without an ID token or a sign-up');
     const [person, groupsClaim] = await Promise.all([
       prospective ? prospective.person : persons.get(req.orgId, req.personId),
       persons.groupsClaimName(req.orgId),
@@ -120,7 +158,8 @@ export function createIssue(deps: IssuerDeps) {
 
     if (req.issuer !== 'mint') {
       // Provisional: the insert after the hook decides, so a blocked issuance is never anybody's first.
-      const first = await firstTokens.isFirst(req.orgId, person.personId);
+      // An access token of a token exchange is never the person's first: it follows a token they had.
+      const first = req.accessToken ? false : await firstTokens.isFirst(req.orgId, person.personId);
       const results = await ctx.hooks.run(beforeTokenIssued, {
         orgId: req.orgId,
         personId: person.personId,
@@ -174,33 +213,27 @@ export function createIssue(deps: IssuerDeps) {
         expiresAt: now + lifetimeSeconds,
       };
 
+    // The hook allowed the caller's access token: signed now, and announced in place of an identity token.
+    if (req.accessToken) {
+      const signed = await req.accessToken();
+      await announce(req, person, signed.claims.jti, signed.claims.iat, signed.claims.exp, false);
+      return {
+        token: signed.token,
+        tokenId: signed.claims.jti,
+        claims,
+        firstToken: false,
+        issuedAt: signed.claims.iat,
+        expiresAt: signed.claims.exp,
+      };
+    }
+
     // A minted token is nobody's first (the reference's mint-token payload says first_token false): it
     // leaves the person's first token to the first real authentication.
     const firstToken = req.issuer === 'mint' ? false : await firstTokens.claim(req.orgId, person.personId);
     claims.first_token = firstToken;
     const token = await keys.sign(claims);
 
-    const base = {
-      analytics_metadata: {
-        analytics_correlation_id: req.request.correlationId ?? crypto.randomUUID(),
-        client_ip_address: req.request.clientIpAddress ?? UNKNOWN_ADDRESS,
-      },
-      token_id: jti,
-      person_id: person.personId,
-      mint_token_api: req.issuer === 'mint',
-      issued_at: iso(now),
-      expires_at: iso(now + lifetimeSeconds),
-    };
-    // The person's type decides, not the route: mint-token for an anonymous person is anonymous too.
-    if (person.personType === 'anonymous')
-      await ctx.events.publish(req.orgId, 'AnonymousTokenMinted_v1', base);
-    else
-      await ctx.events.publish(req.orgId, 'TokenMinted_v1', {
-        ...base,
-        ...(req.prevAnonymousPersonId ? { prev_anonymous_person_id: req.prevAnonymousPersonId } : {}),
-        first_token: firstToken,
-        authentications: req.authentications.map(authenticationDetails),
-      });
+    await announce(req, person, jti, now, now + lifetimeSeconds, firstToken);
     issued[req.issuer].inc();
     return { token, tokenId: jti, claims, firstToken, issuedAt: now, expiresAt: now + lifetimeSeconds };
   };

@@ -169,6 +169,9 @@ describe('POST /oauth2/tokens/mint refusals', () => {
       // Introspection states these of a token itself (RFC 7662 §2.2).
       'active',
       'token_type',
+      // Who acts for the person is a token exchange's to say (RFC 8693 §4.1, §4.4).
+      'act',
+      'may_act',
     ]) {
       const res = await mint({
         person_id: person.personId,

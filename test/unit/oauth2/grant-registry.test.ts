@@ -106,7 +106,7 @@ describe('the grant registry', () => {
   it('lists the registered grants when refusing an unknown one', async () => {
     const res = await t.post('/oauth2/tokens', 'grant_type=urn:example:other', auth);
     expect(await expectOAuthError(res, 400, 'unsupported_grant_type')).toContain(
-      '(supported: client_credentials, refresh_token)',
+      '(supported: client_credentials, urn:ietf:params:oauth:grant-type:token-exchange, refresh_token)',
     );
   });
 

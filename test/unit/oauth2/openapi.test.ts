@@ -64,6 +64,7 @@ describe('the OpenAPI document', () => {
       'authorization_code',
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     expect(token.security).toEqual([{ clientBasic: [] }]);
     expect(doc.json.components.securitySchemes.clientBasic).toEqual({ type: 'http', scheme: 'basic' });

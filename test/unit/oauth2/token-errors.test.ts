@@ -74,7 +74,7 @@ describe('grant_type', () => {
   it('unknown is unsupported_grant_type, naming what is supported', async () => {
     const res = await t.post(TOKENS, 'grant_type=password&username=a&password=b', auth);
     expect(await expectOAuthError(res, 400, 'unsupported_grant_type')).toBe(
-      'grant_type "password" is not supported here (supported: client_credentials)',
+      'grant_type "password" is not supported here (supported: client_credentials, urn:ietf:params:oauth:grant-type:token-exchange)',
     );
   });
 
