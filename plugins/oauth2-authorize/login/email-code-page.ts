@@ -11,7 +11,7 @@ export const LOGIN_FORM_ID = 'login-form';
 /** Under the password form: a button that sends its handle to the email-code route instead (no password). */
 export function emailCodeButton(action: string | undefined): string {
   if (!action) return '';
-  return `\n<section class="sso" aria-label="Sign-in code by email">
+  return `\n<section class="email-code" aria-label="Sign-in code by email">
 <button type="submit" form="${LOGIN_FORM_ID}" formaction="${escapeHtml(action)}" formnovalidate>Email me a sign-in code</button>
 </section>`;
 }
