@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { hostedLoginEmailCodes } from '../../core/capabilities/hosted-login-email-codes.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
 import type { Rate } from '../../core/contract/settings.ts';
@@ -7,6 +8,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { emailRoutes } from './api/routes.ts';
 import { createChallengeStore } from './challenges/store.ts';
+import { hostedLoginEmailCodesOf } from './hosted-login.ts';
 import { linkRoutes } from './link/routes.ts';
 import { migrations } from './migrations/index.ts';
 import { type EmailCodeOptions, emailCodeSettings } from './options.ts';
@@ -28,7 +30,8 @@ export type { EmailCodeOptions };
  * checks it). Messages leave through the messenger (SMTP, or the development outbox). Requires
  * personDirectory (persons plugin) and tokenIssuer (tokens plugin); completes sign-ins through the
  * factors plugin's signInCompletion when it is enabled (the policy and its second step), else issues
- * the token at once.
+ * the token at once. Provides hostedLoginEmailCodes: the hosted login's "Email me a sign-in code" and
+ * its second step's code by email.
  *
  * @example
  * defineService({ plugins: [persons(), tokens(), factors(), emailCodes({ ttlMinutes: 10 })] })
@@ -40,6 +43,7 @@ export const emailCodes = (options: EmailCodeOptions = {}) => {
     migrations,
     settings: emailCodeSettings.schema,
     requires: { directory: personDirectory, issuer: tokenIssuer },
+    provides: { hostedLoginEmailCodes },
     emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { directory, issuer }) {
       const s = emailCodeSettings.resolve(ctx.settings, options);
@@ -104,6 +108,14 @@ export const emailCodes = (options: EmailCodeOptions = {}) => {
             }),
           )
           .use(linkRoutes(ctx, { store, readContext, perAddress: verifyPerAddress })),
+        provide: {
+          hostedLoginEmailCodes: hostedLoginEmailCodesOf({
+            requests,
+            verification,
+            sendSecondFactor,
+            completion,
+          }),
+        },
         workers: [requests.worker],
         attach: [secondFactorCheck(common), deleteChallengesOfDeletedPerson],
       };

@@ -1,3 +1,4 @@
+import { hostedLoginEmailCodes } from '../../core/capabilities/hosted-login-email-codes.ts';
 import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
@@ -61,7 +62,10 @@ const DEFAULT_REFRESH_LIFETIME = 864_000;
  * the durable delivery of back-channel logout tokens (logout/backchannel-logout.ts). Requires oauth2Server
  * (oauth2 plugin), tokenIssuer (tokens), personDirectory (persons) and passwordAuthenticator (password).
  * With hostedLoginSso (the sso-signin plugin) the page offers the organization's SSO credentials enabled
- * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`).
+ * for the authorization server (POST /oauth2/authorize/sso, GET /oauth2/authorize/sso/callback, `idp`),
+ * while the organization's policy allows oidc. With hostedLoginEmailCodes (the email-codes plugin) it
+ * offers a sign-in code by email (POST /oauth2/authorize/email-code, /email-code/verify) and the code as
+ * the second step (POST /oauth2/authorize/second-factor/email).
  *
  * @example defineService({ plugins: [persons(), tokens(), password(), oauth2(), oauth2Authorize()] })
  */
@@ -156,6 +160,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         secondStep: {
           completion: () => ctx.capability(signInCompletion),
           check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
+          emailCodes: () => ctx.capability(hostedLoginEmailCodes),
         },
         formPostScript,
       });

@@ -139,7 +139,7 @@ export function emailRoutes(ctx: ServiceContext, deps: EmailRouteDeps) {
       async ({ org, body, request, set }) => {
         const rc = deps.readContext(request);
         const answer = await consistentWrite(request, ctx.headers, () =>
-          deps.sendSecondFactor(org.id, body.mfa_token, rc),
+          deps.sendSecondFactor.send(org.id, body.mfa_token, rc),
         );
         set.status = 202;
         return ok(answer);

@@ -35,24 +35,40 @@ export function createSecondFactorSender(deps: {
   const refused = () =>
     EmailCodeErrors.MFA_TOKEN_REFUSED('mfa_token: names no pending second step (unknown, expired or used)');
 
-  return async function send(
+  const perAddress = async (orgId: string, rc: RequestContext) => {
+    if (!rc.clientIp) return;
+    const take = await deps.perAddress.take(`${orgId}|${addressBucket(rc.clientIp)}`);
+    if (!take.ok)
+      throw tooMany(take.retryAfterSeconds, 'too many sign-in messages asked for from this address');
+  };
+
+  async function send(
     orgId: string,
     mfaToken: string,
     rc: RequestContext,
   ): Promise<{ challenge_id: string; expires_at: string }> {
-    if (rc.clientIp) {
-      const take = await deps.perAddress.take(`${orgId}|${addressBucket(rc.clientIp)}`);
-      if (!take.ok)
-        throw tooMany(take.retryAfterSeconds, 'too many sign-in messages asked for from this address');
-    }
+    await perAddress(orgId, rc);
     const pending = await ctx.capability(signInCompletion)?.pending(orgId, mfaToken);
     if (!pending) throw refused();
     if (!pending.methods.includes('otp_via_email'))
       throw EmailCodeErrors.MFA_TOKEN_REFUSED(
         `mfa_token: otp_via_email does not complete this sign-in (it takes ${pending.methods.join(', ') || 'no second factor'})`,
       );
-    const person = await deps.directory.get(orgId, pending.personId);
-    if (!person?.active) throw refused();
+    return sendFor(orgId, pending.personId, rc, refused);
+  }
+
+  /**
+   * Sends the code to the person whose first factor succeeded (an mfa_token's, or the hosted login's
+   * pending sign-in), past the address limit already.
+   */
+  async function sendFor(
+    orgId: string,
+    personId: string,
+    rc: RequestContext,
+    gone: () => Error,
+  ): Promise<{ challenge_id: string; expires_at: string }> {
+    const person = await deps.directory.get(orgId, personId);
+    if (!person?.active) throw gone();
     const to = secondFactorAddress(person);
     if (!to || !ctx.messages.reaches('email_address'))
       throw EmailCodeErrors.NO_EMAIL_ADDRESS('the person has no email address to send a code to');
@@ -89,5 +105,15 @@ export function createSecondFactorSender(deps: {
       await ctx.messages.send(message, { tx });
     });
     return { challenge_id: challengeId, expires_at: new Date(expiresAt).toISOString() };
-  };
+  }
+
+  /** The hosted login's second step: a code for a person whose first factor it checked. */
+  async function sendToPerson(orgId: string, personId: string, rc: RequestContext) {
+    await perAddress(orgId, rc);
+    return sendFor(orgId, personId, rc, () =>
+      EmailCodeErrors.CHALLENGE_REFUSED('the person signing in is no longer active'),
+    );
+  }
+
+  return { send, sendToPerson };
 }

@@ -1,10 +1,11 @@
-import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
 import type { ServiceError } from '../../../core/errors.ts';
 import { addressBucket } from '../../../core/http/client.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage } from '../../../core/ports/storage.ts';
 import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
+import type { TokenAuthentication } from '../../../core/tokens/before-token-issued.ts';
 import { checkCode, closedReason } from '../challenges/code-check.ts';
 import { challengeDigest, normaliseCode } from '../challenges/secrets.ts';
 import type { Challenge, ChallengeStore } from '../challenges/store.ts';
@@ -30,6 +31,16 @@ export type VerifyOutcome =
   | { done: true; answer: SignInAnswer }
   | { done: false; pending: { challenge_id: string; status: 'pending'; expires_at: string } };
 
+/** A challenge used: who it signed in, with which factor (no token yet). */
+export interface UsedChallenge {
+  person: PersonRecord;
+  authentication: TokenAuthentication;
+}
+
+type Checked =
+  | { done: true; used: UsedChallenge }
+  | { done: false; pending: { challenge_id: string; status: 'pending'; expires_at: string } };
+
 /**
  * POST /authenticate/email/verify: an otp_via_email challenge with its code, or an email_link
  * challenge polled with its ID alone until the link's page confirms it. Every refusal publishes
@@ -39,11 +50,15 @@ export function createVerification(deps: VerifyDeps) {
   const { store, completion, directory } = deps;
   const ttlMinutes = Math.round(store.ttlMs / 60_000);
 
-  async function verify(
+  /**
+   * Checks a challenge and uses it, without completing the sign-in: what `verify` completes, and what the
+   * hosted login checks a code with (it finishes the sign-in itself). Throws the refusal.
+   */
+  async function check(
     orgId: string,
     body: { challenge_id: string; code?: string | undefined },
     rc: RequestContext,
-  ): Promise<VerifyOutcome> {
+  ): Promise<Checked> {
     const guess: EmailMethod = body.code === undefined ? 'email_link' : 'otp_via_email';
     const refuse = async (
       method: EmailMethod,
@@ -138,7 +153,18 @@ export function createVerification(deps: VerifyDeps) {
         },
       };
     }
-    return { done: true, answer: await finish(orgId, challenge, rc, refuse) };
+    return { done: true, used: await use(orgId, challenge, rc, refuse) };
+  }
+
+  async function verify(
+    orgId: string,
+    body: { challenge_id: string; code?: string | undefined },
+    rc: RequestContext,
+  ): Promise<VerifyOutcome> {
+    const checked = await check(orgId, body, rc);
+    if (!checked.done) return checked;
+    const { person, authentication } = checked.used;
+    return { done: true, answer: await completion.complete(orgId, person, authentication, rc) };
   }
 
   function refusal(why: 'expired' | 'used' | 'exhausted'): ServiceError {
@@ -153,13 +179,13 @@ export function createVerification(deps: VerifyDeps) {
     );
   }
 
-  /** Uses the challenge (one success of racing requests), marks the address verified, completes the sign-in. */
-  async function finish(
+  /** Uses the challenge (one success of racing requests), marks the address verified: who signed in. */
+  async function use(
     orgId: string,
     challenge: Challenge,
     rc: RequestContext,
     refuse: (m: EmailMethod, c: Challenge, r: FailureReason, e: ServiceError) => Promise<never>,
-  ): Promise<SignInAnswer> {
+  ): Promise<UsedChallenge> {
     const { method } = challenge;
     const person = challenge.personId ? await directory.get(orgId, challenge.personId) : undefined;
     if (!person)
@@ -198,8 +224,8 @@ export function createVerification(deps: VerifyDeps) {
       method,
       timestamp: new Date(deps.clock.now()).toISOString(),
     };
-    return completion.complete(orgId, person, authentication, rc);
+    return { person, authentication };
   }
 
-  return { verify };
+  return { verify, check };
 }

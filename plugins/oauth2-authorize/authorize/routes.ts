@@ -11,6 +11,8 @@ import type { TokenBuckets } from '../../../core/rate-limit/index.ts';
 import { credentialRedirectUri, HOSTED_LOGIN_CALLBACK_PATH } from '../../../core/sso/redirect-uris.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import type { LoginAnswer } from '../login/answer.ts';
+import { EMAIL_CODE_PATH, EMAIL_CODE_VERIFY_PATH } from '../login/email-code-login.ts';
+import { SECOND_STEP_EMAIL_PATH } from '../login/email-code-second-step.ts';
 import { formPostPage } from '../login/form-post.ts';
 import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
@@ -29,6 +31,7 @@ import {
   userInfoDoc,
   userInfoPreflightDoc,
 } from './docs.ts';
+import { emailCodeDoc, emailCodeVerifyDoc, secondFactorEmailDoc } from './email-code-docs.ts';
 import { checkAuthorizeRequest } from './request.ts';
 
 export interface AuthorizeRouteDeps {
@@ -100,6 +103,18 @@ const FORM_FIELDS = ['csrf_token', 'handle', 'password'] as const;
 const SSO_FIELDS = ['csrf_token', 'credential'] as const;
 const CONSENT_FIELDS = ['csrf_token', 'decision'] as const;
 const SECOND_FIELDS = ['csrf_token', 'method', 'code'] as const;
+
+/** A field a form may leave out (the second step's challenge_id), else given once. */
+function optionalField(body: URLSearchParams, name: string): string | undefined {
+  return body.has(name) ? singleField(body, name) : undefined;
+}
+
+/** Field lengths a page's form keeps to: longer is a malformed form. */
+function checkLengths(form: Record<string, string | undefined>, limits: Record<string, number>) {
+  for (const [name, max] of Object.entries(limits))
+    if ((form[name]?.length ?? 0) > max)
+      throw AuthorizeErrors.INVALID_FORM(`${name} must be at most ${max} characters`);
+}
 
 function singleField(body: URLSearchParams, name: string): string {
   const all = body.getAll(name);
@@ -245,8 +260,10 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
           if (form.code.length > 64 || form.method.length > 32)
             throw AuthorizeErrors.INVALID_FORM('method must be at most 32 and code at most 64 characters');
           const sent = browserCookie.sent(request);
+          const challengeId = optionalField(body, 'challenge_id');
+          checkLengths({ challenge_id: challengeId }, { challenge_id: 64 });
           const answer = await deps.login.secondFactor(
-            { csrfToken: form.csrf_token, method: form.method, code: form.code },
+            { csrfToken: form.csrf_token, method: form.method, code: form.code, challengeId },
             sent ? await digest(sent) : undefined,
             deps.readContext(request),
           );
@@ -256,6 +273,74 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         }
       },
       { parse: 'none', detail: secondFactorDoc },
+    )
+    .post(
+      SECOND_STEP_EMAIL_PATH,
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const sent = browserCookie.sent(request);
+          const answer = await deps.login.secondFactorEmail(
+            { csrfToken: singleField(body, 'csrf_token') },
+            sent ? await digest(sent) : undefined,
+            deps.readContext(request),
+          );
+          return render(answer);
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: secondFactorEmailDoc },
+    )
+    .post(
+      EMAIL_CODE_PATH,
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = { csrfToken: singleField(body, 'csrf_token'), handle: singleField(body, 'handle') };
+          checkLengths(form, { handle: 320 });
+          const sent = browserCookie.sent(request);
+          return render(
+            await deps.login.emailCode.start(
+              form,
+              sent ? await digest(sent) : undefined,
+              deps.readContext(request),
+            ),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: emailCodeDoc },
+    )
+    .post(
+      EMAIL_CODE_VERIFY_PATH,
+      async ({ request }) => {
+        try {
+          const body = await formOf(request);
+          const form = {
+            csrfToken: singleField(body, 'csrf_token'),
+            challengeId: singleField(body, 'challenge_id'),
+            code: singleField(body, 'code'),
+            handle: optionalField(body, 'handle') ?? '',
+          };
+          checkLengths(
+            { challenge_id: form.challengeId, code: form.code, handle: form.handle },
+            { challenge_id: 64, code: 64, handle: 320 },
+          );
+          const sent = browserCookie.sent(request);
+          return render(
+            await deps.login.emailCode.verify(
+              form,
+              sent ? await digest(sent) : undefined,
+              deps.readContext(request),
+            ),
+          );
+        } catch (error) {
+          return errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: emailCodeVerifyDoc },
     )
     .post(
       '/oauth2/authorize/consent',

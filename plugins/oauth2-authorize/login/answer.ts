@@ -3,6 +3,7 @@ import type { SsoChoice } from '../../../core/capabilities/sso-authenticator.ts'
 import type { PageSources } from '../../../core/http/hosted-page.ts';
 import { redirectTo } from '../authorize/request.ts';
 import type { PendingLogin } from '../store/logins.ts';
+import { EMAIL_CODE_PATH } from './email-code-login.ts';
 import { formPostPage } from './form-post.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
 import { headOf, lookOf } from './page-look.ts';
@@ -41,12 +42,20 @@ export function createLoginAnswers(deps: {
   sso: () => HostedLoginSso | undefined;
   /** The CSP source of the form_post page's script (formPostScriptSource()). */
   formPostScript: string;
+  /** Whether the organization's policy allows a first factor now (SSO is `oidc`). */
+  allows: (orgId: string, method: string) => Promise<boolean>;
+  /** Whether the page offers "Email me a sign-in code" for this organization and client. */
+  emailCodeOffered: (orgId: string, ui: LoginPageInput['ui']) => Promise<boolean>;
 }) {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
+  const emailCodeAction = `${deps.baseUrl}${EMAIL_CODE_PATH}`;
 
-  /** The SSO credentials the organization offers here (none without an SSO plugin). */
-  const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
+  /** The SSO credentials the organization offers here (none without an SSO plugin, or when its policy leaves oidc out). */
+  const choicesOf = async (orgId: string): Promise<SsoChoice[]> => {
+    const sso = deps.sso();
+    return sso && (await deps.allows(orgId, 'oidc')) ? sso.choices(orgId) : [];
+  };
 
   /**
    * The form, with one button per SSO credential offered. The CSP's form-action lists the client's
@@ -55,7 +64,7 @@ export function createLoginAnswers(deps: {
   const page = async (
     status: number,
     login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices' | 'emailCodeAction'>,
     offered?: SsoChoice[],
   ): Promise<LoginPage> => {
     const choices = offered ?? (await choicesOf(login.orgId));
@@ -64,7 +73,17 @@ export function createLoginAnswers(deps: {
     return {
       kind: 'page',
       status,
-      html: loginPage({ ...input, action, ssoAction, choices }, look, head),
+      html: loginPage(
+        {
+          ...input,
+          action,
+          ssoAction,
+          choices,
+          ...((await deps.emailCodeOffered(login.orgId, input.ui)) ? { emailCodeAction } : {}),
+        },
+        look,
+        head,
+      ),
       sources,
       formTargets: [
         originOf(login.redirectUri),

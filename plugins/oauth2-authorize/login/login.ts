@@ -21,7 +21,10 @@ import { digest } from '../store/digest.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
+import { createEmailCodeLogin } from './email-code-login.ts';
+import { sendSecondStepEmail } from './email-code-second-step.ts';
 import { essentialAcrUnmet } from './essential-acr.ts';
+import { factorOffers } from './factor-offers.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
 import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
@@ -102,7 +105,9 @@ export function createLogin(deps: LoginDeps) {
   const { logins } = deps;
   const signInNeeded = async (request: AuthorizeRequest, session: { authTime: number }) =>
     signInNeededBy(request, session, Math.floor(deps.clock.now() / 1000));
-  const { choicesOf, page, answer } = createLoginAnswers(deps);
+  const offers = factorOffers(deps.secondStep);
+  const answers = createLoginAnswers({ ...deps, ...offers });
+  const { choicesOf, page, answer } = answers;
   const finish = createLoginFinish({
     issuer: deps.issuer,
     directory: deps.directory,
@@ -152,13 +157,27 @@ export function createLogin(deps: LoginDeps) {
       await logins.open(loginId, browser, login);
       return page(400, login, { clientName: client.name, ui: client.ui, csrfToken: loginId, error });
     },
-    signIn: (login, client, who, rc) => sessionSignIn.signedIn(login, client, who, rc),
+    // A provider's answer signs in only while the organization's policy allows oidc.
+    signIn: async (login, client, who, rc) =>
+      (await offers.allows(login.orgId, 'oidc'))
+        ? sessionSignIn.signedIn(login, client, who, rc)
+        : { ok: false, message: 'single sign-on is not offered by this organization' },
     refuse: (login, error, description) =>
       answer(login, { error, error_description: description, state: login.state }),
     redirect: (location) => ({ kind: 'redirect', location }),
     notFound: (message) => AuthorizeErrors.LOGIN_NOT_FOUND(message),
     forbidden: (message) => AuthorizeErrors.LOGIN_FORBIDDEN(message),
   };
+
+  const emailCodeLogin = createEmailCodeLogin({
+    server: deps.server,
+    logins,
+    baseUrl: deps.baseUrl,
+    emailCodes: deps.secondStep.emailCodes,
+    allows: offers.allows,
+    answers,
+    sessionSignIn,
+  });
 
   const consentAnswer = createConsentAnswer({
     server: deps.server,
@@ -170,10 +189,16 @@ export function createLogin(deps: LoginDeps) {
 
   return {
     consentAnswer,
+    /** POST /oauth2/authorize/email-code and /email-code/verify: the first factor by email. */
+    emailCode: emailCodeLogin,
+
+    /** POST /oauth2/authorize/second-factor/email: the second step's code by email. */
+    secondFactorEmail: (form: { csrfToken: string }, browserHash: string | undefined, rc: RequestContext) =>
+      sendSecondStepEmail({ secondStep, emailCodes: deps.secondStep.emailCodes }, form, browserHash, rc),
 
     /** POST /oauth2/authorize/second-factor: the second step's answer. */
     secondFactor: (
-      form: { csrfToken: string; method: string; code: string },
+      form: { csrfToken: string; method: string; code: string; challengeId?: string | undefined },
       browserHash: string | undefined,
       rc: RequestContext,
     ) =>
@@ -347,7 +372,10 @@ export function createLogin(deps: LoginDeps) {
     /** POST /oauth2/authorize/sso: a button of the page; the caller has checked the Origin. */
     async choose(form: { csrfToken: string; credential: string }, browser: string | undefined) {
       const sso = deps.sso();
-      if (sso) return sso.choose(parts, form, browser);
+      // A policy without oidc offers no button: a hand-made one is refused as one without SSO is.
+      const found = await logins.find(form.csrfToken);
+      if (sso && (found.kind !== 'open' || (await offers.allows(found.login.orgId, 'oidc'))))
+        return sso.choose(parts, form, browser);
       // Without SSO sign-in no button is offered: a hand-made one finds its login, and no provider.
       const login = await parts.open(await digest(form.csrfToken), browser && (await digest(browser)), {
         unknown: 'this sign-in was never started here',

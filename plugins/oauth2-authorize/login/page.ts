@@ -4,6 +4,7 @@
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
+import { emailCodeButton, LOGIN_FORM_ID } from './email-code-page.ts';
 import type { PageLook } from './page-look.ts';
 
 export interface LoginPageInput {
@@ -20,6 +21,8 @@ export interface LoginPageInput {
   ssoAction?: string;
   /** One button per SSO credential offered: the credential's client ID and its name. */
   choices?: readonly { clientId: string; name: string }[];
+  /** Where "Email me a sign-in code" sends the handle, when the policy offers it; absent: no button. */
+  emailCodeAction?: string | undefined;
 }
 
 /** One form per SSO credential: each posts the login's CSRF token and the credential it names. */
@@ -52,14 +55,14 @@ export function loginPage(input: LoginPageInput, look: PageLook, head = ''): str
   return hostedPage(
     look.title,
     `${logo}<h1>${escapeHtml(look.title)}</h1>
-${error}<form class="login" method="post" action="${escapeHtml(input.action)}">
+${error}<form id="${LOGIN_FORM_ID}" class="login" method="post" action="${escapeHtml(input.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
 <label for="handle">${escapeHtml(look.texts.handle_label)}</label>
 <input id="handle" name="handle" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="320" value="${escapeHtml(input.handle ?? '')}"${input.handle ? '' : ' autofocus'}>
 <label for="password">${escapeHtml(look.texts.password_label)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${input.handle ? ' autofocus' : ''}>
 <button type="submit">${escapeHtml(look.texts.submit)}</button>
-</form>${ssoForms(input, look)}`,
+</form>${emailCodeButton(input.emailCodeAction)}${ssoForms(input, look)}`,
     head,
   );
 }

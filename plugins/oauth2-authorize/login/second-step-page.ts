@@ -2,6 +2,7 @@ import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oaut
 import type { SecondFactor } from '../../../core/factors/policy.ts';
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
+import { emailSecondStepForm } from './email-code-page.ts';
 import type { PageLook } from './page-look.ts';
 
 export interface SecondStepPageInput {
@@ -14,6 +15,8 @@ export interface SecondStepPageInput {
   /** The second factors offered, those the hosted login runs. */
   methods: readonly SecondFactor[];
   error?: string | undefined;
+  /** otp_via_email's forms: where its button sends the code, and the code's challenge once sent. */
+  emailCode?: { sendAction: string; challengeId?: string | undefined } | undefined;
 }
 
 /** What each second factor's form asks for. */
@@ -31,6 +34,10 @@ const FORMS: Partial<Record<SecondFactor, { label: string; hint: string }>> = {
 export function secondStepPage(input: SecondStepPageInput, look: PageLook, head = ''): string {
   const error = input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>\n` : '';
   const forms = input.methods.flatMap((method) => {
+    if (method === 'otp_via_email')
+      return input.emailCode
+        ? [emailSecondStepForm({ action: input.action, csrfToken: input.csrfToken, ...input.emailCode })]
+        : [];
     const form = FORMS[method];
     if (!form) return [];
     return [
@@ -54,6 +61,7 @@ ${error}${forms.join('\n')}`,
 }
 
 /** The second factors this page can run. */
-export const PAGE_SECOND_FACTORS: readonly SecondFactor[] = (Object.keys(FORMS) as SecondFactor[]).filter(
-  (m) => FORMS[m] !== undefined,
-);
+export const PAGE_SECOND_FACTORS: readonly SecondFactor[] = [
+  ...(Object.keys(FORMS) as SecondFactor[]).filter((m) => FORMS[m] !== undefined),
+  'otp_via_email',
+];

@@ -1,3 +1,4 @@
+import type { HostedLoginEmailCodes } from '../../../core/capabilities/hosted-login-email-codes.ts';
 import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { SignInCompletion } from '../../../core/capabilities/sign-in-completion.ts';
@@ -10,6 +11,7 @@ import type { Clock } from '../../../core/ports/clock.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import { type LoginStore, type PendingLogin, requireOpenLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer, LoginPage } from './answer.ts';
+import { SECOND_STEP_EMAIL_PATH } from './email-code-second-step.ts';
 import { factorOf, type SignedIn } from './finish.ts';
 import { headOf, lookOf } from './page-look.ts';
 import { requireLoginClient } from './require-client.ts';
@@ -33,6 +35,8 @@ export interface SecondStepDeps {
     rc: RequestContext;
   }) => Promise<SecondFactorOutcome | undefined>;
   answer: (to: AnswerTarget, params: Record<string, string | undefined>) => LoginAnswer;
+  /** Codes by email, when the email-codes plugin provides them (read at each request). */
+  emailCodes: () => HostedLoginEmailCodes | undefined;
 }
 
 /** The sign-in that continues once the second factor is given: the session, the ID token, the code. */
@@ -51,6 +55,10 @@ export type ContinueSignIn = (
  */
 export function createSecondStep(deps: SecondStepDeps) {
   const action = `${deps.baseUrl}/oauth2/authorize/second-factor`;
+  const sendAction = `${deps.baseUrl}${SECOND_STEP_EMAIL_PATH}`;
+  /** The second factors this page runs here: otp_via_email only with the email-codes plugin. */
+  const runs = (m: SecondFactor) =>
+    PAGE_SECOND_FACTORS.includes(m) && (m !== 'otp_via_email' || deps.emailCodes() !== undefined);
 
   /** The second factors the hosted login asks of the person after a first factor; [] when none. */
   async function needed(orgId: string, personId: string): Promise<SecondFactor[]> {
@@ -66,6 +74,8 @@ export function createSecondStep(deps: SecondStepDeps) {
     csrfToken: string,
     methods: readonly SecondFactor[],
     error?: string,
+    /** otp_via_email's challenge, once its code was sent. */
+    challengeId?: string,
   ): Promise<LoginPage> {
     const look = lookOf(client.ui, client.name);
     const { head, sources } = await headOf(look);
@@ -73,7 +83,15 @@ export function createSecondStep(deps: SecondStepDeps) {
       kind: 'page',
       status,
       html: secondStepPage(
-        { clientName: client.name, ui: client.ui, action, csrfToken, methods, error },
+        {
+          clientName: client.name,
+          ui: client.ui,
+          action,
+          csrfToken,
+          methods,
+          error,
+          emailCode: { sendAction, challengeId },
+        },
         look,
         head,
       ),
@@ -89,7 +107,7 @@ export function createSecondStep(deps: SecondStepDeps) {
     who: SignedIn,
     methods: SecondFactor[],
   ): Promise<LoginAnswer> {
-    const offered = methods.filter((m) => PAGE_SECOND_FACTORS.includes(m));
+    const offered = methods.filter(runs);
     if (!offered.length || !login.browserHash)
       return deps.answer(login, {
         error: 'access_denied',
@@ -111,7 +129,7 @@ export function createSecondStep(deps: SecondStepDeps) {
 
   /** POST /oauth2/authorize/second-factor: the second factor's answer, from the browser that signed in. */
   async function answer(
-    form: { csrfToken: string; method: string; code: string },
+    form: { csrfToken: string; method: string; code: string; challengeId?: string | undefined },
     browserHash: string | undefined,
     rc: RequestContext,
     continueSignIn: ContinueSignIn,
@@ -124,8 +142,8 @@ export function createSecondStep(deps: SecondStepDeps) {
     if (!pending) throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in is not waiting for a second factor');
     const client = await requireLoginClient(deps.server, login, deps.answer);
     if (!('clientId' in client)) return client;
-    const methods = (await needed(login.orgId, pending.personId)).filter((m) =>
-      PAGE_SECOND_FACTORS.includes(m),
+    const methods = (await needed(login.orgId, pending.personId)).filter(
+      (m) => runs(m) && !pending.factors.some((f) => f.method === m),
     );
     const method = methods.find((m) => m === form.method);
     if (!method)
@@ -135,7 +153,7 @@ export function createSecondStep(deps: SecondStepDeps) {
       orgId: login.orgId,
       personId: pending.personId,
       method,
-      input: { code: form.code },
+      input: { code: form.code, ...(form.challengeId ? { challenge_id: form.challengeId } : {}) },
       rc,
     });
     if (!outcome?.ok) {
@@ -163,11 +181,20 @@ export function createSecondStep(deps: SecondStepDeps) {
             form.csrfToken,
             methods,
             `Too many attempts. Try again in ${after} seconds.`,
+            form.challengeId,
           )),
           headers: { 'retry-after': String(after) },
         };
       }
-      return page(401, login, client, form.csrfToken, methods, 'That code is not right. Try again.');
+      return page(
+        401,
+        login,
+        client,
+        form.csrfToken,
+        methods,
+        'That code is not right. Try again.',
+        form.challengeId,
+      );
     }
     // One answer finishes the step; a second (a double click) finds it used.
     if (!(await deps.logins.finish(form.csrfToken)))
@@ -185,7 +212,23 @@ export function createSecondStep(deps: SecondStepDeps) {
       : deps.answer(login, { error: 'access_denied', error_description: signed.message, state: login.state });
   }
 
-  return { needed, ask, answer };
+  /** The page of a sign-in waiting for its second factor, open for the browser that signed in. */
+  async function waiting(form: { csrfToken: string }, browserHash: string | undefined) {
+    const login = requireOpenLogin(await deps.logins.find(form.csrfToken), browserHash, {
+      unknown: 'this sign-in was never started here (csrf_token names no sign-in under way)',
+      otherBrowser: 'the form was not sent by the browser that signed in (its cookie is missing or another)',
+    });
+    const pending = login.pending;
+    if (!pending) throw AuthorizeErrors.LOGIN_NOT_FOUND('this sign-in is not waiting for a second factor');
+    const client = await requireLoginClient(deps.server, login, deps.answer);
+    if (!('clientId' in client)) return { ok: false as const, answer: client };
+    const methods = (await needed(login.orgId, pending.personId)).filter(
+      (m) => runs(m) && !pending.factors.some((f) => f.method === m),
+    );
+    return { ok: true as const, login, pending, client, methods };
+  }
+
+  return { needed, ask, answer, page, waiting };
 }
 
 export type SecondStep = ReturnType<typeof createSecondStep>;

@@ -139,7 +139,9 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
     // A first sign-in with SSO (a person not stored yet) has no second factor to give.
     if (!completed && !who.prospective) {
       const methods = await deps.secondStep.needed(login.orgId, who.personId);
-      if (methods.length) return { ok: true, answer: await deps.secondStep.ask(login, client, who, methods) };
+      // The second step takes another factor than the first (none left: the page refuses the sign-in).
+      const others = methods.filter((m) => m !== who.method);
+      if (methods.length) return { ok: true, answer: await deps.secondStep.ask(login, client, who, others) };
     }
     const previous = login.sessionId ? await sessions.get(login.orgId, login.sessionId) : undefined;
     const renew = previous !== undefined && !who.prospective && previous.personId === who.personId;

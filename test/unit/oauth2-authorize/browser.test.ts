@@ -84,17 +84,19 @@ describe.skipIf(!present)('the hosted login in Chromium', () => {
       await expectStatus({ status: res?.status() ?? 0 }, 200);
       expect(await page.title()).toBe('Sign in to Acme App');
       // The inline stylesheet applied: the CSP's hash matches it.
-      const background = await page.locator('button').evaluate((b) => getComputedStyle(b).backgroundColor);
+      const background = await page
+        .locator('.login button')
+        .evaluate((b) => getComputedStyle(b).backgroundColor);
       expect(background).toBe('rgb(37, 99, 235)');
 
       await page.fill('#handle', person.handle.value);
       await page.fill('#password', 'not the password');
-      await page.click('button[type=submit]');
+      await page.click('.login button');
       await page.waitForSelector('.error');
       expect(await page.locator('.error').textContent()).toBe('The handle and password do not match.');
 
       await page.fill('#password', person.password);
-      await Promise.all([page.waitForURL(`${redirectUri}?**`), page.click('button[type=submit]')]);
+      await Promise.all([page.waitForURL(`${redirectUri}?**`), page.click('.login button')]);
       expect(await page.locator('p').textContent()).toBe('signed in');
       expect(problems).toEqual([]);
       expect(elsewhere).toEqual([]);
@@ -117,6 +119,28 @@ describe.skipIf(!present)('the hosted login in Chromium', () => {
         { expectedNonce: nonce, requireIdToken: true },
       );
       expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({ sub: person.personId, nonce });
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  it('"Email me a sign-in code" sends the handle typed, without a password, to the code page', async () => {
+    const { url } = await begin(await discover(s));
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      await page.goto(url.href);
+      await page.fill('#handle', 'nobody-in-chromium@example.com');
+      // The password field is required for the password button, not for this one (formnovalidate).
+      await page.getByRole('button', { name: 'Email me a sign-in code' }).click();
+      await page.waitForSelector('h1:has-text("Check your email")');
+      expect(await page.locator('.note').first().textContent()).toContain('nobody-in-chromium@example.com');
+      expect(await page.locator('input[name=challenge_id]').getAttribute('value')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(problems).toEqual([]);
     } finally {
       await context.close();
     }
