@@ -17,6 +17,12 @@ export {
 export { createReplicaCache, type ReplicaCache } from './cache/replica-cache.ts';
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export {
+  type EmailCodeOutcome,
+  type HostedLoginEmailCodes,
+  hostedLoginEmailCodes,
+  type SentEmailCode,
+} from './capabilities/hosted-login-email-codes.ts';
+export {
   type HostedLogin,
   type HostedLoginSignIn,
   type HostedLoginSso,
@@ -25,6 +31,7 @@ export {
 export {
   type AccessTokenClaims,
   type AccessTokenRequest,
+  type ActorClaim,
   DEVICE_CODE_GRANT,
   HOSTED_HANDLE_TYPES,
   type HostedHandleType,
