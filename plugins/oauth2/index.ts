@@ -7,6 +7,9 @@ import { createClientCache, type LifetimeDefaults } from './clients/cache.ts';
 import { createLastUsed } from './clients/last-used.ts';
 import { clientRoutes } from './clients/routes.ts';
 import { uiConfigurationRoutes } from './clients/ui-routes.ts';
+import { createNonces } from './dpop/nonce.ts';
+import { createProofReplayStore } from './dpop/replay.ts';
+import { createDPoPChecker } from './dpop/server.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
@@ -67,13 +70,20 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         clients,
         defaults,
       });
-      const registry = createOAuth2Server({ clients, accessTokens });
+      const dpop = createDPoPChecker({
+        replay: createProofReplayStore({ storage: ctx.storage, clock: ctx.clock }),
+        nonces: s.OAUTH2_DPOP_NONCE ? createNonces({ secrets: ctx.secrets, clock: ctx.clock }) : undefined,
+        clock: ctx.clock,
+        publicBaseUrl: ctx.config.publicBaseUrl,
+      });
+      const registry = createOAuth2Server({ clients, accessTokens, dpop });
       registry.server.addGrant(clientCredentialsGrant(accessTokens, ctx.config.publicBaseUrl));
       const lastUsed = createLastUsed({ store, clock: ctx.clock, log: ctx.log });
       const deps = {
         clients,
         registry,
         lastUsed,
+        dpop,
         analyticsOf: analyticsReader(ctx.headers),
         log: ctx.log.child({ component: 'oauth2' }),
         issued: ctx.metrics.counter({

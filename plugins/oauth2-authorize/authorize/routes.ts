@@ -324,19 +324,19 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
  */
 const USERINFO_CORS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'www-authenticate',
+  'access-control-expose-headers': 'www-authenticate, dpop-nonce',
 };
 const USERINFO_PREFLIGHT = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-allow-headers': 'authorization, content-type, dpop',
   'access-control-max-age': '600',
 };
 
 async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
   const cors = request.headers.has('origin') ? USERINFO_CORS : {};
   try {
-    const info = await deps.userInfo(request.headers.get('authorization'));
+    const info = await deps.userInfo(request);
     return new Response(JSON.stringify(info), {
       headers: {
         'content-type': 'application/json',

@@ -5,19 +5,25 @@
  * each side's own (a database on the server, memory in a resource server).
  */
 import { base64url, calculateJwkThumbprint, EmbeddedJWK, type JWTPayload, jwtVerify } from 'jose';
+import { DPOP_SIGNING_ALGORITHMS } from '../../../core/tokens/dpop-algorithms.ts';
 
 /** The proof algorithms taken (the metadata's `dpop_signing_alg_values_supported`). */
-export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'RS256', 'EdDSA'];
+export const DPOP_ALGORITHMS = [...DPOP_SIGNING_ALGORITHMS];
 
-/** Why a proof was refused: `use_dpop_nonce` when it lacks the server's current nonce (RFC 9449 §8). */
+/**
+ * Why a proof was refused: `use_dpop_nonce` when it lacks the server's current nonce (RFC 9449 §8),
+ * which `nonce` then carries for the DPoP-Nonce header.
+ */
 export class DPoPProofError extends Error {
+  readonly nonce: string | undefined;
   constructor(
     readonly error: 'invalid_dpop_proof' | 'use_dpop_nonce',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; nonce?: string },
   ) {
     super(message, options);
     this.name = 'DPoPProofError';
+    this.nonce = options?.nonce;
   }
 }
 

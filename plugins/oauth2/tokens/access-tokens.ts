@@ -74,6 +74,9 @@ export function createAccessTokens(deps: {
       exp: iat + (client.accessTokenLifetime ?? defaults.accessTokenSeconds),
     };
     if (request.authTime !== undefined) claims.auth_time = request.authTime;
+    // Only the server binds a token to a key: never a claim a caller or a hook passed.
+    if (request.dpopJkt !== undefined) claims.cnf = { jkt: request.dpopJkt };
+    else delete claims.cnf;
     return claims;
   }
   const signed = (token: string, claims: AccessTokenClaims): SignedAccessToken => ({
