@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
+import { lt } from 'drizzle-orm';
 import {
   calculateJwkThumbprint,
   decodeJwt,
@@ -9,6 +10,7 @@ import {
   SignJWT,
 } from 'jose';
 import * as openid from 'openid-client';
+import { oauth2DpopProofs } from '../../../plugins/oauth2/schema.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
@@ -298,9 +300,11 @@ describe('DPoP proofs made by hand at the token endpoint', () => {
   });
 
   it('lists the proof algorithms in both discovery documents', async () => {
-    const res = await fetch(`${s.url}/.well-known/openid-configuration`);
-    await expectStatus(res, 200);
-    expect((await res.json()).dpop_signing_alg_values_supported).toContain('ES256');
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const res = await fetch(`${s.url}${path}`);
+      await expectStatus(res, 200);
+      expect((await res.clone().json()).dpop_signing_alg_values_supported).toContain('ES256');
+    }
   });
 });
 
@@ -352,5 +356,16 @@ describe('DPoP server nonces (OAUTH2_DPOP_NONCE=true)', () => {
     const dpop = openid.getDPoPHandle(config, await openid.randomDPoPKeyPair());
     const tokens = await openid.clientCredentialsGrant(config, undefined, { DPoP: dpop });
     expect(tokens.token_type).toBe('dpop');
+  });
+
+  it('sweeps the proofs whose window has passed (the first test’s, 11 minutes ago)', async () => {
+    const t = oauth2DpopProofs;
+    const expired = () => n.service.ctx.storage.db.select().from(t).where(lt(t.expiresAt, clock.now()));
+    const held = await n.service.ctx.storage.db.select().from(t);
+    expect(held.length).toBeGreaterThan(0);
+    // The sweep rides on the last grant's write, after its answer.
+    const deadline = Date.now() + 5000;
+    while ((await expired()).length > 0 && Date.now() < deadline) await Bun.sleep(20);
+    expect(await expired()).toEqual([]);
   });
 });
