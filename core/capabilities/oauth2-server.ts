@@ -114,7 +114,8 @@ export class OAuthError extends Error {
 /** The token endpoint's success body (RFC 6749 §5.1), answered bare with Cache-Control: no-store. */
 export interface OAuthTokenResponse {
   access_token: string;
-  token_type: 'bearer';
+  /** `DPoP` for a token bound to the key of the request's DPoP proof (RFC 9449 §5). */
+  token_type: 'bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -130,6 +131,11 @@ export interface OAuthGrantRequest {
   /** The form parameters, each present once (the endpoint refuses duplicates); credentials removed. */
   params: ReadonlyMap<string, string>;
   request: AnalyticsContext;
+  /**
+   * The key of the request's DPoP proof (RFC 9449), checked by the endpoint (signature, method, URL,
+   * iat, jti once, nonce): the tokens are to be bound to it. Undefined without a proof.
+   */
+  dpop?: { jkt: string };
 }
 
 /** An access token to sign (RFC 9068): the server adds iss, iat, exp, jti and client_id. */
@@ -155,6 +161,8 @@ export interface AccessTokenRequest {
    * `exp` is the earlier of this and its lifetime's end.
    */
   notAfter?: number;
+  /** The JWK SHA-256 thumbprint of the DPoP key the token is bound to: its `cnf.jkt` (RFC 9449 §6). */
+  dpopJkt?: string;
 }
 
 /** The claims of an access token (RFC 9068), as signed and as verification answers them. */
@@ -179,6 +187,8 @@ export interface AccessTokenClaims {
   auth_time?: number;
   /** Members the OIDC `claims` parameter asked for at userinfo, beyond the scope's. */
   userinfo_claims?: string[];
+  /** The DPoP key the token is bound to (RFC 9449 §6): present it with a proof by that key. */
+  cnf?: { jkt: string };
   /** The party acting for `sub` (RFC 8693 §4.1), on a token issued by a token exchange with an actor. */
   act?: ActorClaim;
 }
@@ -194,6 +204,18 @@ export interface ActorClaim {
   client_id?: string;
   act?: ActorClaim;
 }
+
+/** What a request's DPoP proof (RFC 9449 §4.3) comes to. */
+export type DPoPCheck =
+  | { kind: 'none' }
+  | { kind: 'valid'; jkt: string }
+  | {
+      kind: 'refused';
+      error: 'invalid_dpop_proof' | 'use_dpop_nonce';
+      description: string;
+      /** The nonce to send back in the DPoP-Nonce header (with use_dpop_nonce). */
+      nonce?: string;
+    };
 
 /** A signed access token. */
 export interface SignedAccessToken {
@@ -275,6 +297,12 @@ export interface OAuth2Server {
     tokens: readonly Pick<AccessTokenClaims, 'oid' | 'jti' | 'exp' | 'client_id'>[],
     options?: { tx?: Transaction },
   ): Promise<void>;
+  /**
+   * Checks the request's DPoP proof for its method and this service's URL of its path: a dpop+jwt by
+   * the public key in its header, iat within a minute, its jti never seen before by any replica, the
+   * server's nonce when OAUTH2_DPOP_NONCE is on; with `accessToken`, its `ath`, with `jkt`, its key.
+   */
+  checkDPoPProof(request: Request, o?: { accessToken?: string; jkt?: string }): Promise<DPoPCheck>;
   /** Registers the handler of a grant type; a second handler for one type is a start-up error. */
   addGrant(grant: OAuthGrant): void;
   /**

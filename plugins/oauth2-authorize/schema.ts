@@ -122,6 +122,11 @@ export const oauth2AuthorizeFamilies = pgTable(
     generation: integer('generation').notNull().default(0),
     /** When `generation` last moved on (milliseconds since the epoch). */
     supersededAt: bigint('superseded_at', { mode: 'number' }),
+    /**
+     * The JWK SHA-256 thumbprint of the DPoP key its refresh tokens are bound to (RFC 9449 §5: a public
+     * client's, when it sent a proof); null: not bound.
+     */
+    dpopJkt: text('dpop_jkt'),
   },
   (t) => [index('oauth2_authorize_families_person_idx').on(t.orgId, t.personId)],
 );

@@ -9,6 +9,9 @@ import { createClientKeySets } from './clients/key-sets.ts';
 import { createLastUsed } from './clients/last-used.ts';
 import { clientRoutes } from './clients/routes.ts';
 import { uiConfigurationRoutes } from './clients/ui-routes.ts';
+import { createNonces } from './dpop/nonce.ts';
+import { createProofReplayStore } from './dpop/replay.ts';
+import { createDPoPChecker } from './dpop/server.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { tokenExchangeGrant } from './grants/token-exchange.ts';
 import { migrations } from './migrations/index.ts';
@@ -73,7 +76,13 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         clients,
         defaults,
       });
-      const registry = createOAuth2Server({ clients, accessTokens });
+      const dpop = createDPoPChecker({
+        replay: createProofReplayStore({ storage: ctx.storage, clock: ctx.clock }),
+        nonces: s.OAUTH2_DPOP_NONCE ? createNonces({ secrets: ctx.secrets, clock: ctx.clock }) : undefined,
+        clock: ctx.clock,
+        publicBaseUrl: ctx.config.publicBaseUrl,
+      });
+      const registry = createOAuth2Server({ clients, accessTokens, dpop });
       registry.server.addGrant(clientCredentialsGrant(accessTokens, ctx.config.publicBaseUrl));
       registry.server.addGrant(
         tokenExchangeGrant({
@@ -98,6 +107,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         assertions,
         registry,
         lastUsed,
+        dpop,
         analyticsOf: analyticsReader(ctx.headers),
         log,
         issued: ctx.metrics.counter({

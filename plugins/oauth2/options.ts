@@ -1,4 +1,4 @@
-import { declareSettings, integer, type OptionsOf } from '../../core/contract/settings.ts';
+import { declareSettings, flag, integer, type OptionsOf } from '../../core/contract/settings.ts';
 import { MAX_ACCESS_TOKEN_SECONDS, MAX_REFRESH_TOKEN_SECONDS } from './schema.ts';
 
 /**
@@ -17,6 +17,13 @@ export const oauth2Settings = declareSettings('oauth2', {
     default: 864_000,
     option: 'refreshTokenLifetimeSeconds',
     description: 'seconds refresh tokens live, for clients that set no `refresh_token_duration`',
+  },
+  OAUTH2_DPOP_NONCE: {
+    kind: flag(),
+    default: false,
+    option: 'dpopNonce',
+    description:
+      'require a server nonce in DPoP proofs (RFC 9449 §8): a proof without a current one is answered `use_dpop_nonce` with a `DPoP-Nonce` header',
   },
 });
 

@@ -26,16 +26,15 @@
  *   },
  * });
  */
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type RemoteJWKSetOptions } from 'jose';
 import {
-  base64url,
-  calculateJwkThumbprint,
-  createRemoteJWKSet,
-  EmbeddedJWK,
-  errors,
-  type JWTPayload,
-  jwtVerify,
-  type RemoteJWKSetOptions,
-} from 'jose';
+  type CheckedProof,
+  checkProof,
+  DPOP_ALGORITHMS,
+  DPoPProofError,
+  htuOf,
+  proofHeaderOf,
+} from './dpop/proof.ts';
 
 export type ResourceVerificationCode =
   /** No token, or not `Bearer` / `DPoP` with one token (RFC 6750 §3.1 invalid_request). */
@@ -99,7 +98,6 @@ export interface ResourceVerifierOptions {
   now?: () => number;
 }
 
-const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'RS256', 'EdDSA'];
 const AT_JWT = /^(application\/)?at\+jwt$/i;
 
 /** The token and how it was presented, from the Authorization header. */
@@ -113,12 +111,6 @@ function presented(request: Request): { scheme: 'bearer' | 'dpop'; token: string
     );
   return { scheme: match[1]!.toLowerCase() === 'dpop' ? 'dpop' : 'bearer', token: match[2]! };
 }
-
-/** The URL a DPoP proof's `htu` names: the request's without query and fragment (RFC 9449 §4.3). */
-const htuOf = (url: string) => {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
-};
 
 /**
  * Makes a verifier for one resource of one organization. It fetches the service's key set once and
@@ -138,38 +130,30 @@ export function createResourceVerifier(options: ResourceVerifierOptions) {
   const badProof = (message: string, cause?: unknown) =>
     new ResourceVerificationError('ERR_RESOURCE_DPOP', message, { cause });
 
-  async function checkProof(request: Request, token: string, jkt: string): Promise<void> {
-    const proofs = request.headers.get('dpop');
-    if (!proofs || proofs.includes(','))
-      throw badProof('a DPoP-bound token needs exactly one DPoP proof header (RFC 9449 §7.1)');
-    let payload: JWTPayload;
-    let key: Awaited<ReturnType<typeof jwtVerify>>['protectedHeader'];
+  async function checkRequestProof(request: Request, token: string, jkt: string): Promise<void> {
+    let proof: CheckedProof;
     try {
-      const verified = await jwtVerify(proofs, EmbeddedJWK, {
-        typ: 'dpop+jwt',
-        algorithms: DPOP_ALGORITHMS,
+      const header = proofHeaderOf(request.headers);
+      if (header === undefined)
+        throw new DPoPProofError(
+          'invalid_dpop_proof',
+          'a DPoP-bound token needs a DPoP proof header (RFC 9449 §7.1)',
+        );
+      proof = await checkProof(header, {
+        method: request.method,
+        htu: htuOf(request.url),
+        now: now(),
+        toleranceSeconds: tolerance,
+        accessToken: token,
+        jkt,
       });
-      payload = verified.payload;
-      key = verified.protectedHeader;
     } catch (cause) {
-      throw badProof('the DPoP proof is not a valid dpop+jwt signed by its embedded key', cause);
+      if (cause instanceof DPoPProofError) throw badProof(cause.message, cause);
+      throw cause;
     }
-    if (payload.htm !== request.method)
-      throw badProof(`the DPoP proof is for ${String(payload.htm)}, not ${request.method}`);
-    if (payload.htu !== htuOf(request.url)) throw badProof('the DPoP proof is for another URL (htu)');
-    const nowS = Math.floor(now() / 1000);
-    if (typeof payload.iat !== 'number' || Math.abs(nowS - payload.iat) > tolerance)
-      throw badProof(`the DPoP proof's iat is more than ${tolerance} s from now`);
-    const ath = base64url.encode(
-      new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token))),
-    );
-    if (payload.ath !== ath) throw badProof("the DPoP proof's ath is not the hash of this access token");
-    if (!key.jwk || (await calculateJwkThumbprint(key.jwk, 'sha256')) !== jkt)
-      throw badProof("the DPoP proof's key is not the one the token is bound to (cnf.jkt)");
-    if (typeof payload.jti !== 'string' || !payload.jti) throw badProof('the DPoP proof has no jti');
     for (const [jti, until] of seenProofs) if (until < now()) seenProofs.delete(jti);
-    if (seenProofs.has(payload.jti)) throw badProof('the DPoP proof was used before (its jti is replayed)');
-    seenProofs.set(payload.jti, now() + 2 * tolerance * 1000);
+    if (seenProofs.has(proof.jti)) throw badProof('the DPoP proof was used before (its jti is replayed)');
+    seenProofs.set(proof.jti, now() + 2 * tolerance * 1000);
   }
 
   return {
@@ -218,7 +202,7 @@ export function createResourceVerifier(options: ResourceVerifierOptions) {
       if (jkt) {
         if (scheme !== 'dpop')
           throw badProof('the access token is DPoP-bound: present it as Authorization: DPoP');
-        await checkProof(request, token, jkt);
+        await checkRequestProof(request, token, jkt);
       } else if (scheme === 'dpop')
         throw badProof('the access token is not DPoP-bound: present it as Bearer');
       const granted = new Set(String(claims.scope ?? '').split(' '));

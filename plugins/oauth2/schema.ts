@@ -93,6 +93,20 @@ export const oauth2ClientAssertions = pgTable(
   (t) => [index('oauth2_client_assertions_expires_idx').on(t.expiresAt)],
 );
 
+/**
+ * DPoP proofs seen (RFC 9449 §11.1), by the SHA-256 of their key's thumbprint and jti: a proof is taken
+ * once across every replica. Rows past expires_at (when the proof's iat is out of the window) are swept.
+ */
+export const oauth2DpopProofs = pgTable(
+  'oauth2_dpop_proofs',
+  {
+    proofKey: text('proof_key').primaryKey(),
+    /** Milliseconds since the epoch. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('oauth2_dpop_proofs_expires_idx').on(t.expiresAt)],
+);
+
 // ---------------------------------------------------------------------------------------------------
 // The API's shapes (docs/spec/reference/oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
 

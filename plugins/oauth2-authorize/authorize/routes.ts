@@ -432,12 +432,12 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
  */
 const USERINFO_CORS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'www-authenticate',
+  'access-control-expose-headers': 'www-authenticate, dpop-nonce',
 };
 const USERINFO_PREFLIGHT = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-allow-headers': 'authorization, content-type, dpop',
   'access-control-max-age': '600',
 };
 
@@ -446,7 +446,7 @@ async function userInfoResponse(deps: AuthorizeRouteDeps, request: Request) {
   try {
     const authorization =
       request.method === 'POST' ? await postedAuthorization(request) : request.headers.get('authorization');
-    const info = await deps.userInfo(authorization);
+    const info = await deps.userInfo(request, authorization);
     return new Response(JSON.stringify(info), {
       headers: {
         'content-type': 'application/json',

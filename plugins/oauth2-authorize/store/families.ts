@@ -50,7 +50,8 @@ const spendStatement = prepared<SpentRow>(
        and f.family_id = r.family_id and f.client_id = $3 and f.revoked_at is null
        and r.generation = f.generation
      returning r.token_hash, r.issued_at, r.expires_at, r.generation, f.family_id, f.org_id, f.client_id,
-       f.person_id, f.scope, f.methods, f.resource, f.auth_time, f.superseded_at, f.claims, f.session_id
+       f.person_id, f.scope, f.methods, f.resource, f.auth_time, f.superseded_at, f.claims, f.session_id,
+       f.dpop_jkt
    ), moved as (
      update oauth2_authorize_families f set generation = f.generation + 1, superseded_at = $2
      from spent where f.family_id = spent.family_id
@@ -76,6 +77,7 @@ interface SpentRow {
   superseded_at: number | string | null;
   claims: string | null;
   session_id: string | null;
+  dpop_jkt: string | null;
 }
 
 /** The userinfo members of a stored `claims` parameter. */
@@ -94,6 +96,7 @@ const familyOf = (row: typeof oauth2AuthorizeFamilies.$inferSelect): Family => (
   revoked: row.revokedAt !== null,
   sessionId: row.sessionId ?? undefined,
   userinfoClaims: userinfoClaimsOf(row.claims),
+  dpopJkt: row.dpopJkt ?? undefined,
 });
 
 /** Token families and their refresh tokens: rotation and spending (revocation: revokeGrants). */
@@ -118,7 +121,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /** Begins a family: a grant to the client for the person (the mint API's; a code begins its own). */
-    async begin(o: Omit<Family, 'familyId' | 'revoked'>): Promise<string> {
+    async begin(o: Omit<Family, 'familyId' | 'revoked' | 'dpopJkt'>): Promise<string> {
       const familyId = crypto.randomUUID();
       await storage.db.insert(f).values({
         familyId,
@@ -141,6 +144,14 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
      */
     async stillGranted(familyId: string): Promise<boolean> {
       return (await grantedAmong(storage, [familyId])).has(familyId);
+    },
+
+    /** Binds the family's refresh tokens to a DPoP key, unless a key is bound already. */
+    async bindKey(familyId: string, jkt: string): Promise<void> {
+      await storage.db
+        .update(f)
+        .set({ dpopJkt: jkt })
+        .where(and(eq(f.familyId, familyId), isNull(f.dpopJkt)));
     },
 
     /**
@@ -237,6 +248,7 @@ export function createFamilyStore(deps: { storage: Storage; clock: Clock }) {
           revoked: false,
           sessionId: row.session_id ?? undefined,
           userinfoClaims: userinfoClaimsOf(row.claims),
+          dpopJkt: row.dpop_jkt ?? undefined,
         },
         issuedAt: Number(row.issued_at),
         expiresAt: Number(row.expires_at),

@@ -1,6 +1,7 @@
 import type { OAuth2Server } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { DPOP_SIGNING_ALGORITHMS } from '../../../core/tokens/dpop-algorithms.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import { claimsOfScope, PERSON_CLAIMS, type PersonClaim, personClaims } from './person-claims.ts';
 
@@ -29,6 +30,19 @@ const challenge = (
 const invalid = (description: string) =>
   AuthorizeErrors.INVALID_TOKEN.with({ headers: challenge('invalid_token', description) })(description);
 
+/** RFC 9449 §7.1: the DPoP challenge that says why a DPoP-bound token (or its proof) was refused. */
+const dpopRefusal = (
+  error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
+  description: string,
+  nonce?: string,
+) =>
+  AuthorizeErrors.INVALID_TOKEN.with({
+    headers: {
+      'www-authenticate': `DPoP error="${error}", error_description="${description.replaceAll('"', "'")}", algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}"`,
+      ...(nonce !== undefined ? { 'dpop-nonce': nonce } : {}),
+    },
+  })(description);
+
 /**
  * RFC 6750 §3.1: a request with no authentication information (no Authorization header, or another
  * scheme than Bearer) gets the bare challenge, no error code: it did not present a token to refuse.
@@ -38,12 +52,12 @@ const unauthenticated = () =>
     'an access token is required as Authorization: Bearer <token>',
   );
 
-const isBearer = (header: string) => /^Bearer(?: |$)/i.test(header);
+const isBearer = (header: string) => /^(?:Bearer|DPoP)(?: |$)/i.test(header);
 
-/** The bearer token of an Authorization header (RFC 6750 §2.1), or undefined. */
-export function bearerOf(header: string | null): string | undefined {
-  const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
-  return match?.[1];
+/** The token of an Authorization header of the Bearer or DPoP scheme (RFC 9449 §7.1), or undefined. */
+function presentedToken(header: string | null): { token: string; dpop: boolean } | undefined {
+  const match = header ? /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
+  return match ? { token: match[2]!, dpop: match[1]!.toLowerCase() === 'dpop' } : undefined;
 }
 
 const malformed = (description: string) =>
@@ -95,15 +109,45 @@ export function createUserInfo(deps: {
    */
   const forUserinfo = (aud: string, orgId: string) =>
     aud === organizationAudience(deps.publicBaseUrl, orgId) || aud === deps.publicBaseUrl;
-  return async function userInfo(authorization: string | null): Promise<UserInfo> {
-    const token = bearerOf(authorization);
-    if (!token) {
+  /**
+   * RFC 9449 §7: a DPoP-bound token is taken as `DPoP <token>` with a proof by its key for this
+   * request (with `ath`), never as Bearer; an unbound one never as DPoP.
+   */
+  async function requireBinding(request: Request, token: string, dpop: boolean, jkt: string | undefined) {
+    if (jkt === undefined) {
+      if (dpop)
+        throw invalid('the access token is not DPoP-bound: present it as Authorization: Bearer <token>');
+      return;
+    }
+    if (!dpop)
+      throw dpopRefusal(
+        'invalid_token',
+        'the access token is DPoP-bound: present it as Authorization: DPoP <token>, with a DPoP proof',
+      );
+    const checked = await deps.server.checkDPoPProof(request, { accessToken: token, jkt });
+    if (checked.kind === 'none')
+      throw dpopRefusal('invalid_dpop_proof', 'a DPoP-bound access token needs a DPoP proof header');
+    if (checked.kind === 'refused') throw dpopRefusal(checked.error, checked.description, checked.nonce);
+  }
+
+  /** `authorization`: the header's value, or a POSTed form's access_token as one (RFC 6750 §2.2). */
+  return async function userInfo(
+    request: Request,
+    authorization: string | null = request.headers.get('authorization'),
+  ): Promise<UserInfo> {
+    const presented = presentedToken(authorization);
+    if (!presented) {
       if (authorization === null || !isBearer(authorization)) throw unauthenticated();
       // A malformed request (RFC 6750 §3.1 invalid_request, 400), not a token to refuse.
-      throw malformed('the Authorization header must be Bearer and one access token');
+      const description = 'the Authorization header must be Bearer (or DPoP) and one access token';
+      throw AuthorizeErrors.MALFORMED_BEARER.with({ headers: challenge('invalid_request', description) })(
+        description,
+      );
     }
+    const { token } = presented;
     const claims = await deps.server.verifyAccessToken(token);
     if (!claims) throw invalid('the access token is not valid (expired, revoked or not one of this service)');
+    await requireBinding(request, token, presented.dpop, claims.cnf?.jkt);
     if (!forUserinfo(claims.aud, claims.oid))
       throw invalid(
         "the access token is for another resource (its aud): userinfo takes the tokens of the organization's own audience, asked for without a resource",

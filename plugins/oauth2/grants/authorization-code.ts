@@ -44,7 +44,7 @@ export function authorizationCodeGrant(
 ): OAuthGrant {
   return {
     type: 'authorization_code',
-    async handle({ client, params }) {
+    async handle({ client, params, dpop }) {
       const presented = required(params, 'code');
       const redirectUri = required(params, 'redirect_uri');
       const verifier = readVerifier(params);
@@ -96,8 +96,12 @@ export function authorizationCodeGrant(
       const scope = stillAllowedScope(code.scope, client);
       // RFC 8707 §2.2: the token request may name the authorization request's resource, not another.
       const resource = grantedResource(client, code.resource, params.get('resource'), deps.publicBaseUrl);
+      // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key; a confidential
+      // client's are not (it authenticates each refresh), though its access tokens are.
+      if (dpop && client.type === 'public') await deps.families.bindKey(code.familyId, dpop.jkt);
       const { response, access } = await issueTokens(deps, {
         client,
+        dpopJkt: dpop?.jkt,
         familyId: code.familyId,
         personId: code.personId,
         scope,

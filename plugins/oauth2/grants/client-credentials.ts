@@ -14,7 +14,7 @@ export const clientCredentialsGrant = (
   publicBaseUrl: string,
 ): OAuthGrant => ({
   type: 'client_credentials',
-  handle({ client, params }) {
+  handle({ client, params, dpop }) {
     // Clients are validated so that a public one never lists this grant; this holds if that ever changes.
     if (client.type === 'public')
       throw new OAuthError('unauthorized_client', 'a public client cannot use client_credentials');
@@ -22,12 +22,18 @@ export const clientCredentialsGrant = (
     const resource = requestedResource(client, params.get('resource'), publicBaseUrl);
     return accessTokens
       .sign(
-        { client, subject: client.clientId, scope, ...(resource ? { resource } : {}) },
+        {
+          client,
+          subject: client.clientId,
+          scope,
+          ...(resource ? { resource } : {}),
+          ...(dpop ? { dpopJkt: dpop.jkt } : {}),
+        },
         { offThread: true },
       )
       .then(({ token, expiresIn }) => ({
         access_token: token,
-        token_type: 'bearer' as const,
+        token_type: dpop ? ('DPoP' as const) : ('bearer' as const),
         expires_in: expiresIn,
         scope: scope.join(' '),
       }));

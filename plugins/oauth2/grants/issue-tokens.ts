@@ -60,6 +60,8 @@ export async function issueTokens(
     refresh?: boolean;
     /** What to throw when the grant was revoked meanwhile. @default the token endpoint's invalid_grant */
     revoked?: () => Error;
+    /** The DPoP key the access token is bound to (RFC 9449): token_type DPoP, `cnf.jkt`. */
+    dpopJkt?: string | undefined;
   },
 ): Promise<{ response: OAuthTokenResponse; access: IssuedAccess }> {
   const signed = await deps.server.signAccessToken({
@@ -69,11 +71,12 @@ export async function issueTokens(
     authTime: o.authTime,
     ...(o.resource !== undefined ? { resource: o.resource } : {}),
     ...(o.claims ? { claims: o.claims } : {}),
+    ...(o.dpopJkt !== undefined ? { dpopJkt: o.dpopJkt } : {}),
   });
   const access = { jti: signed.claims.jti, exp: signed.claims.exp };
   const response: OAuthTokenResponse = {
     access_token: signed.token,
-    token_type: 'bearer',
+    token_type: o.dpopJkt !== undefined ? 'DPoP' : 'bearer',
     expires_in: signed.expiresIn,
     scope: o.scope.join(' '),
   };

@@ -27,7 +27,7 @@ export function refreshTokenGrant(
 ): OAuthGrant {
   return {
     type: 'refresh_token',
-    async handle({ client, params, request }) {
+    async handle({ client, params, request, dpop }) {
       const presented = params.get('refresh_token');
       if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
       // Nearly always one statement: the token is spent here if it is good for this client now.
@@ -55,6 +55,20 @@ export function refreshTokenGrant(
           );
         }
       }
+
+      // RFC 9449 §5: a bound refresh token needs a proof by its key. Refused before anything is issued:
+      // the token stays as good as it was for its holder, who has the key.
+      if (family.dpopJkt !== undefined && dpop?.jkt !== family.dpopJkt) {
+        if (fresh) await deps.families.unspend(fresh);
+        throw new OAuthError(
+          'invalid_dpop_proof',
+          dpop
+            ? "the DPoP proof's key is not the one this refresh token is bound to"
+            : 'this refresh token is bound to a DPoP key: send a DPoP proof by that key',
+        );
+      }
+      if (dpop && family.dpopJkt === undefined && client.type === 'public')
+        await deps.families.bindKey(family.familyId, dpop.jkt);
 
       let scope = stillAllowedScope(family.scope, client);
       const asked = params.get('scope');
@@ -117,6 +131,7 @@ export function refreshTokenGrant(
         scope,
         authTime: family.authTime,
         resource,
+        dpopJkt: dpop?.jkt,
         ...userinfoClaimsMember(family.userinfoClaims),
       });
       if (idToken !== undefined) response.id_token = idToken;

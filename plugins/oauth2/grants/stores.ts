@@ -57,6 +57,8 @@ export interface GrantFamily {
   sessionId: string | undefined;
   /** Members the OIDC `claims` parameter asked for at userinfo: carried by the access tokens. */
   userinfoClaims: string[];
+  /** The DPoP key its refresh tokens are bound to (RFC 9449 §5), its JWK thumbprint; undefined: none. */
+  dpopJkt: string | undefined;
 }
 
 /** A refresh token presented, with its family. */
@@ -73,6 +75,8 @@ export interface PresentedRefresh {
 export interface GrantFamilies {
   /** Whether the family still stands, waiting for a revocation under way. */
   stillGranted(familyId: string): Promise<boolean>;
+  /** Binds the family's refresh tokens to a DPoP key, unless they are bound already (RFC 9449 §5). */
+  bindKey(familyId: string, jkt: string): Promise<void>;
   /** Stores a new refresh token of the family; false when the family was revoked meanwhile. */
   addRefresh(familyId: string, token: string, lifetimeMs: number, access: IssuedAccess): Promise<boolean>;
   findRefresh(token: string): Promise<PresentedRefresh | undefined>;

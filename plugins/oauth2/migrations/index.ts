@@ -5,5 +5,6 @@ import m1 from './0002_oauth2_ui_configuration.json' with { type: 'json' };
 import m2 from './0003_client_resources.json' with { type: 'json' };
 import m3 from './0004_client_logout_metadata.json' with { type: 'json' };
 import m4 from './0005_client_assertions.json' with { type: 'json' };
+import m5 from './0006_dpop.json' with { type: 'json' };
 
-export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4] };
+export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5] };

@@ -77,6 +77,9 @@ export function createAccessTokens(deps: {
       ),
     };
     if (request.authTime !== undefined) claims.auth_time = request.authTime;
+    // Only the server binds a token to a key: never a claim a caller or a hook passed.
+    if (request.dpopJkt !== undefined) claims.cnf = { jkt: request.dpopJkt };
+    else delete claims.cnf;
     return claims;
   }
   const signed = (token: string, claims: AccessTokenClaims): SignedAccessToken => ({

@@ -8,6 +8,7 @@ import type { AssertionVerifier } from '../clients/assertions.ts';
 import { authenticateClient, readPresentedClient } from '../clients/authenticate.ts';
 import type { ClientCache } from '../clients/cache.ts';
 import type { LastUsed } from '../clients/last-used.ts';
+import type { DPoPChecker } from '../dpop/server.ts';
 import { readForm } from './form.ts';
 import { answerFor, errorAnswer, jsonAnswer, type OAuthAnswer } from './responses.ts';
 import type { OAuth2Registry } from './server.ts';
@@ -18,6 +19,8 @@ export interface EndpointDeps {
   assertions: AssertionVerifier;
   registry: OAuth2Registry;
   lastUsed: LastUsed;
+  /** DPoP proofs (RFC 9449) at the token endpoint. */
+  dpop: DPoPChecker;
   /** The caller as events and hooks see it (core's analyticsReader). */
   analyticsOf: (request: Request) => AnalyticsContext;
   log: Logger;
@@ -109,20 +112,30 @@ export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
         'unauthorized_client',
         `client ${client.clientId} may not use the ${grantType} grant (its grant types: ${client.grantTypes.join(', ')})`,
       );
-    // The caller's context is built only for a grant that reads it (client_credentials does not).
-    let analytics: AnalyticsContext | undefined;
-    const body = grant.handle({
-      client,
-      params,
-      get request() {
-        analytics ??= analyticsOf(request);
-        return analytics;
-      },
-    });
-    return whenReady(body, (b) => {
-      lastUsed.seen(client.clientId);
-      countIssued(grantType);
-      return jsonAnswer(b);
+    const run = (dpop: { jkt: string } | undefined) => {
+      // The caller's context is built only for a grant that reads it (client_credentials does not).
+      let analytics: AnalyticsContext | undefined;
+      const body = grant.handle({
+        client,
+        params,
+        ...(dpop ? { dpop } : {}),
+        get request() {
+          analytics ??= analyticsOf(request);
+          return analytics;
+        },
+      });
+      return whenReady(body, (b) => {
+        lastUsed.seen(client.clientId);
+        countIssued(grantType);
+        return jsonAnswer(b);
+      });
+    };
+    // Without a proof nothing waits here; with one, it is checked before the grant runs (RFC 9449 §5).
+    if (!request.headers.has('dpop')) return run(undefined);
+    return deps.dpop.check(request).then(async (proof) => {
+      const answer = await run(proof ? { jkt: proof.jkt } : undefined);
+      const nonce = deps.dpop.nonce();
+      return nonce ? { ...answer, headers: { ...answer.headers, 'dpop-nonce': await nonce } } : answer;
     });
   });
 }

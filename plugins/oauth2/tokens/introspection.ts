@@ -78,7 +78,8 @@ export function introspectionEndpoint(
       const claims = looksLikeJwt(token) ? await accessTokens.verify(token) : undefined;
       if (!claims || claims.oid !== client.orgId || !(await subjectActive(claims, persons))) return undefined;
       // The token's claims, then what the server states of it: no claim stands in for those.
-      return { ...claims, active: true, token_type: 'Bearer' };
+      // A DPoP-bound token answers its cnf (RFC 9449 §6.2), among its claims, and token_type DPoP.
+      return { ...claims, active: true, token_type: claims.cnf ? 'DPoP' : 'Bearer' };
     };
     const found = refreshFirst
       ? ((await fromStores()) ?? (await fromJwt()))

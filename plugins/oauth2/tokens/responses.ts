@@ -1,5 +1,6 @@
 import { OAuthError, type OAuthErrorCode } from '../../../core/capabilities/oauth2-server.ts';
 import { ServiceError } from '../../../core/errors.ts';
+import { DPoPProofError } from '../dpop/proof.ts';
 
 /** Token endpoint answers must not be cached (RFC 6749 §5.1). */
 const NO_STORE = { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' };
@@ -66,6 +67,9 @@ function codeOf(status: number): OAuthErrorCode {
 /** The answer to what an OAuth endpoint threw: OAuth errors and ServiceErrors in the OAuth shape. */
 export function answerFor(e: unknown): OAuthAnswer | undefined {
   if (e instanceof OAuthError) return errorAnswer(e.status, e.error, e.description);
+  // RFC 9449 §5 and §8: 400, with the nonce to use when that is what was missing.
+  if (e instanceof DPoPProofError)
+    return errorAnswer(400, e.error, e.message, e.nonce !== undefined ? { 'dpop-nonce': e.nonce } : {});
   if (e instanceof ServiceError) return errorAnswer(e.status, codeOf(e.status), e.message, e.headers);
   return undefined;
 }

@@ -27,11 +27,14 @@ import { revokeAllEndpoint } from './revoke-all.ts';
  * them: any origin, since the request carries the client's credentials or code, never a cookie.
  * Introspection is for confidential clients on servers and has none.
  */
-const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'www-authenticate' };
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'www-authenticate, dpop-nonce',
+};
 const PREFLIGHT = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST',
-  'access-control-allow-headers': 'authorization, content-type',
+  'access-control-allow-headers': 'authorization, content-type, dpop',
   'access-control-max-age': '600',
 };
 

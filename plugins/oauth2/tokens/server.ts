@@ -6,14 +6,19 @@ import type {
   OAuthTokenStore,
 } from '../../../core/capabilities/oauth2-server.ts';
 import type { ClientCache } from '../clients/cache.ts';
+import type { DPoPChecker } from '../dpop/server.ts';
 import type { AccessTokens } from './access-tokens.ts';
 
 /**
  * The oauth2Server capability: clients by ID, access-token signing and verification, and the registries
  * of grants and opaque-token stores that the endpoints dispatch to.
  */
-export function createOAuth2Server(deps: { clients: ClientCache; accessTokens: AccessTokens }) {
-  const { clients, accessTokens } = deps;
+export function createOAuth2Server(deps: {
+  clients: ClientCache;
+  accessTokens: AccessTokens;
+  dpop: DPoPChecker;
+}) {
+  const { clients, accessTokens, dpop } = deps;
   const grants = new Map<string, OAuthGrant>();
   const tokenStores: OAuthTokenStore[] = [];
   const device: { handler?: OAuthDeviceAuthorization } = {};
@@ -25,6 +30,7 @@ export function createOAuth2Server(deps: { clients: ClientCache; accessTokens: A
     signAccessToken: (request) => accessTokens.sign(request),
     verifyAccessToken: (token) => accessTokens.verify(token),
     revokeAccessTokens: (tokens, options) => accessTokens.revoke(tokens, options?.tx),
+    checkDPoPProof: (request, o) => dpop.answer(request, o),
     addGrant(grant) {
       if (grants.has(grant.type))
         throw new Error(`oauth2: a handler of the ${grant.type} grant is registered twice`);

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { jwksRenderer } from '../../../core/http/jwks-response.ts';
 import { ACR } from '../../../core/tokens/authentication-context.ts';
+import { DPOP_SIGNING_ALGORITHMS } from '../../../core/tokens/dpop-algorithms.ts';
 import type { TokenKeys } from '../issue/keys.ts';
 
 const TAGS = ['OIDC discovery'];
@@ -65,6 +66,8 @@ export function discoveryDocument(base: string) {
     revocation_endpoint_auth_methods_supported: [...SECRET_METHODS, ...JWT_METHODS, 'none'],
     revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
+    // RFC 9449 §5.1: the token endpoint binds tokens to the key of a DPoP proof signed with one of these.
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     scopes_supported: ['openid', 'email', 'phone', 'username'],
     // RFC 9207: authorization responses carry iss, so a client talking to several servers tells them apart.
     authorization_response_iss_parameter_supported: true,

@@ -202,6 +202,7 @@ describe('a browser app (a public client) on another origin', () => {
     await expectStatus(preflight, 204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('dpop');
     expect(preflight.headers.get('access-control-allow-methods')).toContain('GET');
 
     const { access_token } = await tokensFor('openid');
@@ -216,7 +217,7 @@ describe('a browser app (a public client) on another origin', () => {
     });
     await expectStatus(refused, 401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
-    expect(refused.headers.get('access-control-expose-headers')).toBe('www-authenticate');
+    expect(refused.headers.get('access-control-expose-headers')).toBe('www-authenticate, dpop-nonce');
     expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
   });
 });

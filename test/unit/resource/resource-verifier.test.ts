@@ -2,6 +2,8 @@
 // endpoint, checked by an API on loopback as a developer would write it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { resourceApi } from '@identity-service-examples/resource-server';
+import { base64url, calculateJwkThumbprint, decodeJwt, exportJWK, SignJWT } from 'jose';
+import * as openid from 'openid-client';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import {
   type AuthorizeService,
@@ -121,5 +123,81 @@ describe('identity-service/resource', () => {
     const dpop = await call(good, 'DPoP');
     await expectStatus(dpop.clone(), 401);
     expect(dpop.headers.get('www-authenticate')).toStartWith('DPoP');
+  });
+
+  test('takes a DPoP-bound token with a proof by its key, and refuses it as Bearer, replayed or by another key', async () => {
+    const config = await openid.discovery(
+      new URL(s.url),
+      machine.client_id,
+      machine.client_secret,
+      undefined,
+      {
+        execute: [openid.allowInsecureRequests],
+      },
+    );
+    const keyPair = await openid.randomDPoPKeyPair('ES256');
+    const dpop = openid.getDPoPHandle(config, keyPair);
+    const tokens = await openid.clientCredentialsGrant(
+      config,
+      { scope: 'read', resource: API },
+      { DPoP: dpop },
+    );
+    expect(tokens.token_type).toBe('dpop');
+    const jkt = await calculateJwkThumbprint(await exportJWK(keyPair.publicKey), 'sha256');
+    expect(decodeJwt(tokens.access_token).cnf).toEqual({ jkt });
+
+    const url = new URL(`${apiUrl}/whoami`);
+    const ok = await openid.fetchProtectedResource(
+      config,
+      tokens.access_token,
+      url,
+      'GET',
+      undefined,
+      undefined,
+      {
+        DPoP: dpop,
+      },
+    );
+    await expectStatus(ok.clone(), 200);
+    expect((await ok.json()).client_id).toBe(machine.client_id);
+
+    const asBearer = await call(tokens.access_token);
+    await expectStatus(asBearer.clone(), 401);
+    expect(asBearer.headers.get('www-authenticate')).toStartWith('DPoP ');
+    expect(asBearer.headers.get('www-authenticate')).toContain('error="invalid_dpop_proof"');
+
+    // A proof made by the key's holder, sent twice.
+    const proof = await new SignJWT({
+      htm: 'GET',
+      htu: url.href,
+      jti: crypto.randomUUID(),
+      ath: base64url.encode(
+        new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(tokens.access_token))),
+      ),
+    })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(keyPair.publicKey) })
+      .setIssuedAt()
+      .sign(keyPair.privateKey);
+    const first = await fetch(url, {
+      headers: { authorization: `DPoP ${tokens.access_token}`, dpop: proof },
+    });
+    await expectStatus(first, 200);
+    const replayed = await fetch(url, {
+      headers: { authorization: `DPoP ${tokens.access_token}`, dpop: proof },
+    });
+    await expectStatus(replayed.clone(), 401);
+    expect((await replayed.json()).error_description).toContain('replayed');
+
+    const thief = openid.getDPoPHandle(config, await openid.randomDPoPKeyPair('ES256'));
+    const refused = await openid
+      .fetchProtectedResource(config, tokens.access_token, url, 'GET', undefined, undefined, { DPoP: thief })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(refused).toBeInstanceOf(openid.WWWAuthenticateChallengeError);
+    const challenge = refused as openid.WWWAuthenticateChallengeError;
+    await expectStatus({ status: challenge.status, body: challenge.cause }, 401);
+    expect(challenge.cause[0]?.parameters.error_description).toContain('cnf.jkt');
   });
 });
