@@ -33,6 +33,7 @@ export {
   type AccessTokenRequest,
   type ActorClaim,
   DEVICE_CODE_GRANT,
+  type DPoPCheck,
   HOSTED_HANDLE_TYPES,
   type HostedHandleType,
   type OAuth2Server,
@@ -369,6 +370,7 @@ export {
   type TokenHookResult,
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
+export { DPOP_SIGNING_ALGORITHMS } from './tokens/dpop-algorithms.ts';
 export {
   ACCESS_TOKEN_CLAIMS,
   DEFAULT_GROUPS_CLAIM,
