@@ -1,3 +1,4 @@
+import { hostedLoginPasskeys } from '../../core/capabilities/hosted-login-passkeys.ts';
 import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
@@ -18,6 +19,7 @@ import { createOAuth2ConsentStore } from './consent/store.ts';
 import { endSessionRoutes } from './end-session/routes.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
+import { passkeyScriptSource } from './login/passkey-page.ts';
 import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
@@ -153,6 +155,8 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
             check: async (input) => (await ctx.hooks.run(checkSecondFactor, input))[0],
           },
           formPostScript: await formPostScriptSource(),
+          passkeys: () => ctx.capability(hostedLoginPasskeys),
+          passkeyScript: await passkeyScriptSource(),
         }),
         userInfo: createUserInfo({ server, directory, publicBaseUrl: baseUrl }),
         readContext: requestContextReader(ctx.headers),

@@ -28,6 +28,7 @@ import {
   userInfoDoc,
   userInfoPreflightDoc,
 } from './docs.ts';
+import { passkeyRoutes } from './passkey-routes.ts';
 import { checkAuthorizeRequest } from './request.ts';
 
 export interface AuthorizeRouteDeps {
@@ -175,6 +176,16 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   };
 
   return new Elysia()
+    .use(
+      passkeyRoutes({
+        login: deps.login,
+        browserCookie,
+        readContext: deps.readContext,
+        formOf,
+        render: (answer) => render(answer),
+        errorAnswer,
+      }),
+    )
     .get(
       '/oauth2/authorize',
       ({ request }) => authorize(request, async () => new URL(request.url).searchParams),

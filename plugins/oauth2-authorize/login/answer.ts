@@ -1,3 +1,4 @@
+import type { HostedLoginPasskeys } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
 import type { SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
 import type { PageSources } from '../../../core/http/hosted-page.ts';
@@ -41,12 +42,24 @@ export function createLoginAnswers(deps: {
   sso: () => HostedLoginSso | undefined;
   /** The CSP source of the form_post page's script (formPostScriptSource()). */
   formPostScript: string;
+  /** Passkeys, when a plugin provides them (read at each request). */
+  passkeys: () => HostedLoginPasskeys | undefined;
+  /** The CSP source of the passkey script (passkeyScriptSource()). */
+  passkeyScript: string;
 }) {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
+  const passkeyAction = `${deps.baseUrl}/oauth2/authorize/passkey`;
 
   /** The SSO credentials the organization offers here (none without an SSO plugin). */
   const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
+
+  /** A passkey sign-in's options, when the passkeys plugin is enabled and the policy allows them. */
+  const passkeyOf = async (orgId: string) => {
+    const passkeys = deps.passkeys();
+    if (!passkeys || !(await passkeys.allowsFirstFactor(orgId))) return undefined;
+    return { ceremony: await passkeys.signInOptions(orgId), action: passkeyAction };
+  };
 
   /**
    * The form, with one button per SSO credential offered. The CSP's form-action lists the client's
@@ -55,17 +68,18 @@ export function createLoginAnswers(deps: {
   const page = async (
     status: number,
     login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices' | 'passkey'>,
     offered?: SsoChoice[],
   ): Promise<LoginPage> => {
     const choices = offered ?? (await choicesOf(login.orgId));
+    const passkey = await passkeyOf(login.orgId);
     const look = lookOf(input.ui, input.clientName);
     const { head, sources } = await headOf(look);
     return {
       kind: 'page',
       status,
-      html: loginPage({ ...input, action, ssoAction, choices }, look, head),
-      sources,
+      html: loginPage({ ...input, action, ssoAction, choices, passkey }, look, head),
+      sources: passkey ? { ...sources, scripts: [deps.passkeyScript] } : sources,
       formTargets: [
         originOf(login.redirectUri),
         ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),

@@ -1,3 +1,4 @@
+import type { HostedLoginPasskeys } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { HostedLogin, HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
 import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { PasswordAuthenticator } from '../../../core/capabilities/password-authenticator.ts';
@@ -23,6 +24,7 @@ import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
+import { createPasskeySignIn } from './passkey-sign-in.ts';
 import { requireLoginClient } from './require-client.ts';
 import { createSecondStep, type SecondStepDeps } from './second-step.ts';
 import { type ConsentStep, createSessionSignIn } from './session-sign-in.ts';
@@ -53,6 +55,10 @@ export interface LoginDeps {
   >;
   /** The CSP source of the form_post page's script. */
   formPostScript: string;
+  /** Passkeys, when a plugin provides them (read at each request). */
+  passkeys: () => HostedLoginPasskeys | undefined;
+  /** The CSP source of the passkey pages' script. */
+  passkeyScript: string;
 }
 
 /**
@@ -97,7 +103,8 @@ export function createLogin(deps: LoginDeps) {
   const { logins } = deps;
   const signInNeeded = async (request: AuthorizeRequest, session: { authTime: number }) =>
     signInNeededBy(request, session, Math.floor(deps.clock.now() / 1000));
-  const { choicesOf, page, answer } = createLoginAnswers(deps);
+  const answers = createLoginAnswers(deps);
+  const { choicesOf, page, answer } = answers;
   const finish = createLoginFinish({
     issuer: deps.issuer,
     directory: deps.directory,
@@ -165,6 +172,15 @@ export function createLogin(deps: LoginDeps) {
 
   return {
     consentAnswer,
+
+    /** POST /oauth2/authorize/passkey: the page's passkey answered. */
+    passkeySignIn: createPasskeySignIn({
+      server: deps.server,
+      logins,
+      passkeys: deps.passkeys,
+      answers,
+      sessionSignIn,
+    }),
 
     /** POST /oauth2/authorize/second-factor: the second step's answer. */
     secondFactor: (
