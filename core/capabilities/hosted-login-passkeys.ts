@@ -24,8 +24,11 @@ export interface PasskeyRefusal {
 export interface HostedLoginPasskeys {
   /** Whether the organization's policy allows passkeys as a first factor now. */
   allowsFirstFactor(orgId: string): Promise<boolean>;
-  /** Sign-in options: discoverable credentials, no handle. */
-  signInOptions(orgId: string, rc: RequestContext): Promise<PasskeyCeremony>;
+  /**
+   * Sign-in options: discoverable credentials, no handle (a page's: the authorization endpoint's rate
+   * limit stands in for the API's per-address one).
+   */
+  signInOptions(orgId: string): Promise<PasskeyCeremony>;
   /**
    * Verifies a sign-in assertion (`response`: the browser's AuthenticationResponseJSON) against its
    * challenge; the person (active) and the authentication the ID token stands for, or why not

@@ -91,6 +91,7 @@ export const passkeys = (options: PasskeyOptions = {}) => {
             assertions,
             registration,
             passkeys: passkeyStore,
+            userVerification: s.PASSKEY_USER_VERIFICATION,
           }),
         },
         routes: new Elysia()

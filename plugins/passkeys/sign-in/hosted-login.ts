@@ -22,6 +22,7 @@ export function hostedLoginPasskeysOf(deps: {
   assertions: Assertions;
   registration: Registration;
   passkeys: PasskeyStore;
+  userVerification: 'required' | 'preferred';
 }): HostedLoginPasskeys {
   const ceremony = (o: { challenge_id: string; options: object }) => ({
     challengeId: o.challenge_id,
@@ -30,8 +31,10 @@ export function hostedLoginPasskeysOf(deps: {
   return {
     allowsFirstFactor: (orgId) => deps.signIn.allowsFirstFactor(orgId),
 
-    async signInOptions(orgId, rc) {
-      return ceremony(await deps.signIn.options(orgId, undefined, rc));
+    async signInOptions(orgId) {
+      return ceremony(
+        await deps.assertions.options(orgId, 'sign_in', { userVerification: deps.userVerification }),
+      );
     },
 
     async verifySignIn(orgId, challengeId, response, rc) {
