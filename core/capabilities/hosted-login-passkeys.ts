@@ -40,6 +40,8 @@ export interface HostedLoginPasskeys {
     response: unknown,
     rc: RequestContext,
   ): Promise<{ ok: true; personId: string; authentication: TokenAuthentication } | PasskeyRefusal>;
+  /** Whether the hosted login offers to add a passkey after a sign-in (PASSKEY_HOSTED_LOGIN_OFFER). */
+  readonly offerAfterSignIn: boolean;
   /** Whether the person has a passkey. */
   hasPasskey(orgId: string, personId: string): Promise<boolean>;
   /** Registration options for the person (undefined: no such person). */

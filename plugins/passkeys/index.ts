@@ -92,6 +92,7 @@ export const passkeys = (options: PasskeyOptions = {}) => {
             registration,
             passkeys: passkeyStore,
             userVerification: s.PASSKEY_USER_VERIFICATION,
+            offerAfterSignIn: s.PASSKEY_HOSTED_LOGIN_OFFER === 'after_sign_in',
           }),
         },
         routes: new Elysia()

@@ -18,6 +18,8 @@ export interface PasskeyRouteDeps {
   formOf: (request: Request) => Promise<URLSearchParams>;
   render: (answer: LoginAnswer) => Response;
   errorAnswer: (error: unknown) => Response;
+  /** The organization's sign-in session cookie a request carries. */
+  sessionSecret: (request: Request, orgId: string) => string | undefined;
 }
 
 /** One field given once, not empty, at most `max` characters. */
@@ -71,29 +73,98 @@ const passkeyDoc: DocumentDecoration = {
   security: [],
 };
 
-/** The hosted login's passkey routes: the sign-in button's answer. */
+const offerDoc: DocumentDecoration = {
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: {
+          type: 'object',
+          required: ['csrf_token', 'decision'],
+          properties: {
+            ...ceremonyFields,
+            decision: {
+              type: 'string',
+              enum: ['add', 'skip'],
+              description:
+                '`add` with `challenge_id` and `response` (from `navigator.credentials.create`), or `skip`',
+            },
+          },
+        },
+      },
+    },
+  },
+  operationId: 'PostOauth2AuthorizePasskeyOffer',
+  summary: "The hosted login's offer to add a passkey",
+  description:
+    'After a sign-in by another factor, when the organization\'s policy allows passkeys and the person has none, the hosted login asks "Add a passkey?" before answering the client. `add` registers the passkey (a registration that does not verify answers the page again, 400), `skip` adds nothing; both then redirect (303) to the client with `code`, `state` and `iss`. Only the browser holding the new session can answer, once.',
+  responses: {
+    303: { description: 'Back to the client with the code' },
+    400: {
+      description:
+        'The page again (the passkey was not added), or an HTML error page: the form is malformed or was answered',
+    },
+    403: { description: "An HTML error page: the session the offer was made in is not this browser's" },
+  },
+  tags: TAGS,
+  security: [],
+};
+
+/** The hosted login's passkey routes: the sign-in button's answer, the offer's. */
 export function passkeyRoutes(deps: PasskeyRouteDeps) {
   const browserHash = async (request: Request) => {
     const sent = deps.browserCookie.sent(request);
     return sent ? await digest(sent) : undefined;
   };
-  return new Elysia().post(
-    '/oauth2/authorize/passkey',
-    async ({ request }) => {
-      try {
-        const body = await deps.formOf(request);
-        const form = {
-          csrfToken: field(body, 'csrf_token', 256),
-          challengeId: field(body, 'challenge_id', 64),
-          response: field(body, 'response', MAX_RESPONSE),
-        };
-        return deps.render(
-          await deps.login.passkeySignIn(form, await browserHash(request), deps.readContext(request)),
-        );
-      } catch (error) {
-        return deps.errorAnswer(error);
-      }
-    },
-    { parse: 'none', detail: passkeyDoc },
-  );
+  return new Elysia()
+    .post(
+      '/oauth2/authorize/passkey',
+      async ({ request }) => {
+        try {
+          const body = await deps.formOf(request);
+          const form = {
+            csrfToken: field(body, 'csrf_token', 256),
+            challengeId: field(body, 'challenge_id', 64),
+            response: field(body, 'response', MAX_RESPONSE),
+          };
+          return deps.render(
+            await deps.login.passkeySignIn(form, await browserHash(request), deps.readContext(request)),
+          );
+        } catch (error) {
+          return deps.errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: passkeyDoc },
+    )
+    .post(
+      '/oauth2/authorize/passkey/offer',
+      async ({ request }) => {
+        try {
+          const body = await deps.formOf(request);
+          const decision = field(body, 'decision', 8);
+          if (decision !== 'add' && decision !== 'skip')
+            throw AuthorizeErrors.INVALID_FORM('decision must be add or skip');
+          const form = {
+            csrfToken: field(body, 'csrf_token', 256),
+            decision,
+            ...(decision === 'add'
+              ? {
+                  challengeId: field(body, 'challenge_id', 64),
+                  response: field(body, 'response', MAX_RESPONSE),
+                }
+              : {}),
+          } as const;
+          return deps.render(
+            await deps.login.passkeyOffer(
+              form,
+              (orgId) => deps.sessionSecret(request, orgId),
+              deps.readContext(request),
+            ),
+          );
+        } catch (error) {
+          return deps.errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: offerDoc },
+    );
 }

@@ -184,6 +184,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         formOf,
         render: (answer) => render(answer),
         errorAnswer,
+        sessionSecret: (request, orgId) => deps.sessionCookies.sent(request, orgId),
       }),
     )
     .get(

@@ -24,6 +24,7 @@ import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
+import { createPasskeyOffer } from './passkey-offer.ts';
 import { createPasskeySignIn } from './passkey-sign-in.ts';
 import { requireLoginClient } from './require-client.ts';
 import { createSecondStep, type SecondStepDeps } from './second-step.ts';
@@ -123,7 +124,16 @@ export function createLogin(deps: LoginDeps) {
     baseUrl: deps.baseUrl,
     answer,
   });
+  const offer = createPasskeyOffer({
+    server: deps.server,
+    logins,
+    passkeys: deps.passkeys,
+    answer,
+    baseUrl: deps.baseUrl,
+    passkeyScript: deps.passkeyScript,
+  });
   const sessionSignIn = createSessionSignIn({
+    offer,
     secondStep,
     sessions: deps.sessions,
     cookies: deps.cookies,
@@ -172,6 +182,13 @@ export function createLogin(deps: LoginDeps) {
 
   return {
     consentAnswer,
+
+    /** POST /oauth2/authorize/passkey/offer: "Add a passkey?" answered. */
+    passkeyOffer: (
+      form: Parameters<typeof offer.answer>[0],
+      sessionSecretOf: (orgId: string) => string | undefined,
+      rc: RequestContext,
+    ) => offer.answer(form, sessionSecretOf, rc, sessionSignIn),
 
     /** POST /oauth2/authorize/passkey: the page's passkey answered. */
     passkeySignIn: createPasskeySignIn({

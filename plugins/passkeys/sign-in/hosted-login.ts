@@ -23,12 +23,14 @@ export function hostedLoginPasskeysOf(deps: {
   registration: Registration;
   passkeys: PasskeyStore;
   userVerification: 'required' | 'preferred';
+  offerAfterSignIn: boolean;
 }): HostedLoginPasskeys {
   const ceremony = (o: { challenge_id: string; options: object }) => ({
     challengeId: o.challenge_id,
     options: o.options,
   });
   return {
+    offerAfterSignIn: deps.offerAfterSignIn,
     allowsFirstFactor: (orgId) => deps.signIn.allowsFirstFactor(orgId),
 
     async signInOptions(orgId) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import * as oauth from 'oauth4webapi';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { FIRST_FACTORS } from '../../../core/factors/policy.ts';
 import { chromiumPresent, launchChromium } from '../../helpers/chromium.ts';
 import { expectStatus } from '../../helpers/expect-status.ts';
@@ -42,7 +42,7 @@ beforeAll(async () => {
     },
   });
   redirectUri = `http://127.0.0.1:${app.port}/callback`;
-  s = await startAuthorizeService({ localhost: true });
+  s = await startAuthorizeService({ localhost: true, env: { PASSKEY_HOSTED_LOGIN_OFFER: 'after_sign_in' } });
   clientA = await s.createClient({ redirect_uris: [redirectUri] });
   clientB = await s.createClient({ redirect_uris: [redirectUri] });
   browser = await launchChromium();
@@ -99,22 +99,6 @@ async function exchanged(
   return oauth.getValidatedIdTokenClaims(tokens)!;
 }
 
-/** Registers a passkey for the person from this page's origin, through the API (organization key). */
-async function registerFromPage(page: Page, personId: string) {
-  const o = await s.call('POST', `/persons/${personId}/credentials/webauthn/registration-options`);
-  await expectStatus(o, 200);
-  const response = await page.evaluate(async (options) => {
-    const c = await navigator.credentials.create({
-      publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
-    });
-    return (c as PublicKeyCredential).toJSON();
-  }, o.json.result.options);
-  const done = await s.call('POST', `/persons/${personId}/credentials/webauthn`, {
-    body: { challenge_id: o.json.result.challenge_id, response },
-  });
-  await expectStatus(done, 201);
-}
-
 const landing = () => `${redirectUri}?**`;
 
 /** PUT /organizations/authentication-policy. */
@@ -131,10 +115,21 @@ describe.skipIf(!present)('passkeys in the hosted login', () => {
     try {
       const page = await context.newPage();
       await virtualAuthenticator(context, page);
+      // A password sign-in, then the offer: the passkey is made in the page and the client gets its code.
       const first = await begin(as, clientA);
       await page.goto(first.url.href);
       expect(await page.getAttribute('#handle', 'autocomplete')).toBe('username webauthn');
-      await registerFromPage(page, person.personId);
+      await page.fill('#handle', person.handle.value);
+      await page.fill('#password', person.password);
+      await page.click('form.login button[type=submit]');
+      await page.waitForSelector('text=Add a passkey?');
+      await Promise.all([page.waitForURL(landing()), page.click('#passkey button')]);
+      expect((await exchanged(as, clientA, first)).amr).toContain('pwd');
+      const listed = await s.call('GET', `/persons/${person.personId}/credentials`);
+      await expectStatus(listed, 200);
+      expect(JSON.stringify(listed.json)).toContain('webauthn');
+      await context.clearCookies();
+      await page.goto('about:blank');
 
       // Passkey autofill: Chromium's virtual authenticator answers the conditional request at once.
       const autofill = await begin(as, clientA);
@@ -153,6 +148,37 @@ describe.skipIf(!present)('passkeys in the hosted login', () => {
       const claims = await exchanged(as, clientB, second);
       expect(claims.sub).toBe(person.personId);
       expect(claims.amr).toContain('hwk');
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  it('continues at once on "Not now", with one code only', async () => {
+    const as = await discover(s);
+    const person = await s.person();
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const started = await begin(as, clientA);
+      await page.goto(started.url.href);
+      await page.fill('#handle', person.handle.value);
+      await page.fill('#password', person.password);
+      await page.click('form.login button[type=submit]');
+      await page.waitForSelector('text=Add a passkey?');
+      const csrf = await page.locator('form.sso input[name=csrf_token]').getAttribute('value');
+      await Promise.all([page.waitForURL(landing()), page.click('text=Not now')]);
+      expect((await exchanged(as, clientA, started)).sub).toBe(person.personId);
+      // The same answer again (a replay from this browser) issues no second code.
+      const cookie = (await context.cookies(s.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+      const again = await fetch(`${s.url}/oauth2/authorize/passkey/offer`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: s.url },
+        body: new URLSearchParams({ csrf_token: csrf ?? '', decision: 'skip' }).toString(),
+      });
+      await expectStatus(again, 400);
+      const listed = await s.call('GET', `/persons/${person.personId}/credentials`);
+      expect(JSON.stringify(listed.json)).not.toContain('webauthn');
     } finally {
       await context.close();
     }
