@@ -5,6 +5,7 @@ import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { AuthorizeErrors } from '../errors.ts';
 import type { LoginAnswer } from '../login/answer.ts';
 import type { Login } from '../login/login.ts';
+import { credentialJson } from '../login/passkey-sign-in.ts';
 import { digest } from '../store/digest.ts';
 
 /** The most a credential's JSON may take (an attestation object is the largest part). */
@@ -110,7 +111,23 @@ const offerDoc: DocumentDecoration = {
   security: [],
 };
 
-/** The hosted login's passkey routes: the sign-in button's answer, the offer's. */
+const secondDoc: DocumentDecoration = {
+  requestBody: passkeyDoc.requestBody,
+  operationId: 'PostOauth2AuthorizeSecondFactorPasskey',
+  summary: 'A passkey as the second step of the hosted login',
+  description:
+    "Posted by the second-step page's script after `navigator.credentials.get` with the person's own passkeys, when the policy counts `webauthn` as a second factor and the person has a passkey: `csrf_token`, `challenge_id` and `response`, checked by the passkeys plugin (`checkSecondFactor`). As POST /oauth2/authorize/second-factor: a wrong answer gives the page again (401) and AuthenticationFailed_v1; a right one starts the session with both factors and redirects (303) to the client.",
+  responses: {
+    303: { description: 'Back to the client with the code, or an error' },
+    400: { description: 'An HTML error page: the sign-in expired, was completed, or the form is malformed' },
+    401: { description: 'The page again: the passkey did not answer' },
+    403: { description: 'An HTML error page: the form did not come from the browser that signed in' },
+  },
+  tags: TAGS,
+  security: [],
+};
+
+/** The hosted login's passkey routes: the sign-in button's answer, the offer's, the second step's. */
 export function passkeyRoutes(deps: PasskeyRouteDeps) {
   const browserHash = async (request: Request) => {
     const sent = deps.browserCookie.sent(request);
@@ -166,5 +183,28 @@ export function passkeyRoutes(deps: PasskeyRouteDeps) {
         }
       },
       { parse: 'none', detail: offerDoc },
+    )
+    .post(
+      '/oauth2/authorize/second-factor/passkey',
+      async ({ request }) => {
+        try {
+          const body = await deps.formOf(request);
+          const form = {
+            csrfToken: field(body, 'csrf_token', 256),
+            method: 'webauthn',
+            code: '',
+            input: {
+              challenge_id: field(body, 'challenge_id', 64),
+              response: credentialJson(field(body, 'response', MAX_RESPONSE)),
+            },
+          };
+          return deps.render(
+            await deps.login.secondFactor(form, await browserHash(request), deps.readContext(request)),
+          );
+        } catch (error) {
+          return deps.errorAnswer(error);
+        }
+      },
+      { parse: 'none', detail: secondDoc },
     );
 }

@@ -52,7 +52,15 @@ export interface LoginDeps {
   /** The second step of a sign-in (the organization's policy, the second factors' checks). */
   secondStep: Omit<
     SecondStepDeps,
-    'server' | 'logins' | 'directory' | 'events' | 'clock' | 'baseUrl' | 'answer'
+    | 'server'
+    | 'logins'
+    | 'directory'
+    | 'events'
+    | 'clock'
+    | 'baseUrl'
+    | 'answer'
+    | 'passkeys'
+    | 'passkeyScript'
   >;
   /** The CSP source of the form_post page's script. */
   formPostScript: string;
@@ -123,6 +131,8 @@ export function createLogin(deps: LoginDeps) {
     clock: deps.clock,
     baseUrl: deps.baseUrl,
     answer,
+    passkeys: deps.passkeys,
+    passkeyScript: deps.passkeyScript,
   });
   const offer = createPasskeyOffer({
     server: deps.server,
@@ -201,7 +211,7 @@ export function createLogin(deps: LoginDeps) {
 
     /** POST /oauth2/authorize/second-factor: the second step's answer. */
     secondFactor: (
-      form: { csrfToken: string; method: string; code: string },
+      form: { csrfToken: string; method: string; code: string; input?: Readonly<Record<string, unknown>> },
       browserHash: string | undefined,
       rc: RequestContext,
     ) =>

@@ -184,6 +184,44 @@ describe.skipIf(!present)('passkeys in the hosted login', () => {
     }
   }, 60_000);
 
+  it('takes a passkey as the second step after a password', async () => {
+    const as = await discover(s);
+    const person = await s.person();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await virtualAuthenticator(context, page);
+      // No autofill: the password is the first factor here.
+      await page.addInitScript(() => {
+        Object.defineProperty(PublicKeyCredential, 'isConditionalMediationAvailable', { value: undefined });
+      });
+      const signIn = async () => {
+        const started = await begin(as, clientA);
+        await page.goto(started.url.href);
+        await page.fill('#handle', person.handle.value);
+        await page.fill('#password', person.password);
+        await page.click('form.login button[type=submit]');
+        return started;
+      };
+      await signIn();
+      await page.waitForSelector('text=Add a passkey?');
+      await Promise.all([page.waitForURL(landing()), page.click('#passkey button')]);
+      await context.clearCookies();
+      await page.goto('about:blank');
+
+      await setPolicy({ ...DEFAULT_POLICY, second_factor: 'required', second_factors: ['webauthn'] });
+      const started = await signIn();
+      await page.waitForSelector('text=Confirm it is you');
+      await Promise.all([page.waitForURL(landing()), page.click('#passkey button')]);
+      const amr = (await exchanged(as, clientA, started)).amr;
+      expect(amr).toContain('pwd');
+      expect(amr).toContain('hwk');
+    } finally {
+      await setPolicy(DEFAULT_POLICY);
+      await context.close();
+    }
+  }, 60_000);
+
   it('is neither offered nor taken when the policy leaves passkeys out', async () => {
     const as = await discover(s);
     await setPolicy({ ...DEFAULT_POLICY, first_factors: ['password'] });
