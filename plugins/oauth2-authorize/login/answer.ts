@@ -50,6 +50,8 @@ export function createLoginAnswers(deps: {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
   const passkeyAction = `${deps.baseUrl}/oauth2/authorize/passkey`;
+  const host = new URL(deps.baseUrl).hostname;
+  const onIpAddress = /^[0-9.]+$/.test(host) || host.startsWith('[');
 
   /** The SSO credentials the organization offers here (none without an SSO plugin). */
   const choicesOf = async (orgId: string): Promise<SsoChoice[]> => (await deps.sso()?.choices(orgId)) ?? [];
@@ -57,7 +59,8 @@ export function createLoginAnswers(deps: {
   /** A passkey sign-in's options, when the passkeys plugin is enabled and the policy allows them. */
   const passkeyOf = async (orgId: string) => {
     const passkeys = deps.passkeys();
-    if (!passkeys || !(await passkeys.allowsFirstFactor(orgId))) return undefined;
+    // WebAuthn has no relying party on an IP address: pages served from one cannot use passkeys.
+    if (onIpAddress || !passkeys || !(await passkeys.allowsFirstFactor(orgId))) return undefined;
     return { ceremony: await passkeys.signInOptions(orgId), action: passkeyAction };
   };
 
