@@ -1,4 +1,5 @@
 import { hostedLoginEmailCodes } from '../../core/capabilities/hosted-login-email-codes.ts';
+import { hostedLoginPasskeys } from '../../core/capabilities/hosted-login-passkeys.ts';
 import { hostedLoginSso } from '../../core/capabilities/hosted-login-sso.ts';
 import { oauth2Server } from '../../core/capabilities/oauth2-server.ts';
 import { passwordAuthenticator } from '../../core/capabilities/password-authenticator.ts';
@@ -22,6 +23,7 @@ import { createDeviceStore, deviceSealContext } from './device/store.ts';
 import { endSessionRoutes } from './end-session/routes.ts';
 import { formPostScriptSource } from './login/form-post.ts';
 import { createLogin } from './login/login.ts';
+import { passkeyScriptSource } from './login/passkey-page.ts';
 import { createBackchannelLogout } from './logout/backchannel-logout.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2AuthorizeOptions, oauth2AuthorizeSettings } from './options.ts';
@@ -163,6 +165,8 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
           emailCodes: () => ctx.capability(hostedLoginEmailCodes),
         },
         formPostScript,
+        passkeys: () => ctx.capability(hostedLoginPasskeys),
+        passkeyScript: await passkeyScriptSource(),
       });
       const routes = authorizeRoutes({
         server,

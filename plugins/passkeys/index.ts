@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { hostedLoginPasskeys } from '../../core/capabilities/hosted-login-passkeys.ts';
 import { personDirectory } from '../../core/capabilities/person-directory.ts';
 import { signInCompletion } from '../../core/capabilities/sign-in-completion.ts';
 import { tokenIssuer } from '../../core/capabilities/token-issuer.ts';
@@ -13,6 +14,7 @@ import { relyingParties } from './ceremony/relying-party.ts';
 import { migrations } from './migrations/index.ts';
 import { type PasskeyOptions, passkeySettings } from './options.ts';
 import { directCompletion } from './sign-in/direct-completion.ts';
+import { hostedLoginPasskeysOf } from './sign-in/hosted-login.ts';
 import { createSecondFactor } from './sign-in/second-factor.ts';
 import { createSignIn } from './sign-in/sign-in.ts';
 import { createChallengeStore } from './store/challenges.ts';
@@ -41,6 +43,7 @@ export const passkeys = (options: PasskeyOptions = {}) => {
     id: 'passkeys',
     migrations,
     settings: passkeySettings.schema,
+    provides: { hostedLoginPasskeys },
     requires: { directory: personDirectory, issuer: tokenIssuer },
     emits: ['AuthenticationSucceeded_v1', 'AuthenticationFailed_v1'],
     setup(ctx, { directory, issuer }) {
@@ -79,9 +82,21 @@ export const passkeys = (options: PasskeyOptions = {}) => {
         clock: ctx.clock,
         perAddress,
       });
+      const registration = createRegistration(ceremony);
       return {
+        provide: {
+          hostedLoginPasskeys: hostedLoginPasskeysOf({
+            directory,
+            signIn,
+            assertions,
+            registration,
+            passkeys: passkeyStore,
+            userVerification: s.PASSKEY_USER_VERIFICATION,
+            offerAfterSignIn: s.PASSKEY_HOSTED_LOGIN_OFFER === 'after_sign_in',
+          }),
+        },
         routes: new Elysia()
-          .use(registrationRoutes(ctx, { directory, registration: createRegistration(ceremony) }))
+          .use(registrationRoutes(ctx, { directory, registration }))
           .use(signInRoutes(ctx, { signIn, secondFactor, readContext: requestContextReader(ctx.headers) })),
         attach: [...personHooks(passkeyStore), secondFactor.attachment],
       };

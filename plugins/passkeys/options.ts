@@ -18,6 +18,13 @@ export const passkeySettings = declareSettings('passkeys', {
     description:
       'whether a passkey sign-in (first factor) must prove the user (PIN, biometrics) or only possession when the authenticator cannot',
   },
+  PASSKEY_HOSTED_LOGIN_OFFER: {
+    kind: oneOf(['after_sign_in', 'off']),
+    default: 'off',
+    option: 'hostedLoginOffer',
+    description:
+      'after_sign_in: the hosted login asks "Add a passkey?" after a sign-in by another factor, when the policy allows passkeys and the person has none',
+  },
   PASSKEY_ADDRESS_RATE_LIMIT: {
     kind: rate(),
     default: { perMinute: 30, burst: 60 },

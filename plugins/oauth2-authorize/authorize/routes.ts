@@ -32,6 +32,7 @@ import {
   userInfoPreflightDoc,
 } from './docs.ts';
 import { emailCodeDoc, emailCodeVerifyDoc, secondFactorEmailDoc } from './email-code-docs.ts';
+import { passkeyRoutes } from './passkey-routes.ts';
 import { checkAuthorizeRequest } from './request.ts';
 
 export interface AuthorizeRouteDeps {
@@ -213,6 +214,17 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   };
 
   return new Elysia()
+    .use(
+      passkeyRoutes({
+        login: deps.login,
+        browserCookie,
+        readContext: deps.readContext,
+        formOf,
+        render: (answer) => render(answer),
+        errorAnswer,
+        sessionSecret: (request, orgId) => deps.sessionCookies.sent(request, orgId),
+      }),
+    )
     .get(
       '/oauth2/authorize',
       ({ request }) => authorize(request, async () => new URL(request.url).searchParams),

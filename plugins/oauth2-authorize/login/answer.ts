@@ -1,3 +1,4 @@
+import type { HostedLoginPasskeys } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
 import type { SsoChoice } from '../../../core/capabilities/sso-authenticator.ts';
 import type { PageSources } from '../../../core/http/hosted-page.ts';
@@ -46,15 +47,30 @@ export function createLoginAnswers(deps: {
   allows: (orgId: string, method: string) => Promise<boolean>;
   /** Whether the page offers "Email me a sign-in code" for this organization and client. */
   emailCodeOffered: (orgId: string, ui: LoginPageInput['ui']) => Promise<boolean>;
+  /** Passkeys, when a plugin provides them (read at each request). */
+  passkeys: () => HostedLoginPasskeys | undefined;
+  /** The CSP source of the passkey script (passkeyScriptSource()). */
+  passkeyScript: string;
 }) {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
   const emailCodeAction = `${deps.baseUrl}${EMAIL_CODE_PATH}`;
+  const passkeyAction = `${deps.baseUrl}/oauth2/authorize/passkey`;
+  const host = new URL(deps.baseUrl).hostname;
+  const onIpAddress = /^[0-9.]+$/.test(host) || host.startsWith('[');
 
   /** The SSO credentials the organization offers here (none without an SSO plugin, or when its policy leaves oidc out). */
   const choicesOf = async (orgId: string): Promise<SsoChoice[]> => {
     const sso = deps.sso();
     return sso && (await deps.allows(orgId, 'oidc')) ? sso.choices(orgId) : [];
+  };
+
+  /** A passkey sign-in's options, when the passkeys plugin is enabled and the policy allows them. */
+  const passkeyOf = async (orgId: string) => {
+    const passkeys = deps.passkeys();
+    // WebAuthn has no relying party on an IP address: pages served from one cannot use passkeys.
+    if (onIpAddress || !passkeys || !(await passkeys.allowsFirstFactor(orgId))) return undefined;
+    return { ceremony: await passkeys.signInOptions(orgId), action: passkeyAction };
   };
 
   /**
@@ -64,10 +80,11 @@ export function createLoginAnswers(deps: {
   const page = async (
     status: number,
     login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices' | 'emailCodeAction'>,
+    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices' | 'emailCodeAction' | 'passkey'>,
     offered?: SsoChoice[],
   ): Promise<LoginPage> => {
     const choices = offered ?? (await choicesOf(login.orgId));
+    const passkey = await passkeyOf(login.orgId);
     const look = lookOf(input.ui, input.clientName);
     const { head, sources } = await headOf(look);
     return {
@@ -79,12 +96,13 @@ export function createLoginAnswers(deps: {
           action,
           ssoAction,
           choices,
+          passkey,
           ...((await deps.emailCodeOffered(login.orgId, input.ui)) ? { emailCodeAction } : {}),
         },
         look,
         head,
       ),
-      sources,
+      sources: passkey ? { ...sources, scripts: [deps.passkeyScript] } : sources,
       formTargets: [
         originOf(login.redirectUri),
         ...new Set(choices.flatMap((c) => (c.origin ? [c.origin] : []))),

@@ -1,3 +1,4 @@
+import type { HostedLoginPasskeys } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { HostedLogin, HostedLoginSso } from '../../../core/capabilities/hosted-login-sso.ts';
 import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { PasswordAuthenticator } from '../../../core/capabilities/password-authenticator.ts';
@@ -27,6 +28,8 @@ import { essentialAcrUnmet } from './essential-acr.ts';
 import { factorOffers } from './factor-offers.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
 import { handleTypesOf } from './page-look.ts';
+import { createPasskeyOffer } from './passkey-offer.ts';
+import { createPasskeySignIn } from './passkey-sign-in.ts';
 import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 import { requireLoginClient } from './require-client.ts';
 import { createSecondStep, type SecondStepDeps } from './second-step.ts';
@@ -54,10 +57,22 @@ export interface LoginDeps {
   /** The second step of a sign-in (the organization's policy, the second factors' checks). */
   secondStep: Omit<
     SecondStepDeps,
-    'server' | 'logins' | 'directory' | 'events' | 'clock' | 'baseUrl' | 'answer'
+    | 'server'
+    | 'logins'
+    | 'directory'
+    | 'events'
+    | 'clock'
+    | 'baseUrl'
+    | 'answer'
+    | 'passkeys'
+    | 'passkeyScript'
   >;
   /** The CSP source of the form_post page's script. */
   formPostScript: string;
+  /** Passkeys, when a plugin provides them (read at each request). */
+  passkeys: () => HostedLoginPasskeys | undefined;
+  /** The CSP source of the passkey pages' script. */
+  passkeyScript: string;
 }
 
 /**
@@ -125,8 +140,19 @@ export function createLogin(deps: LoginDeps) {
     clock: deps.clock,
     baseUrl: deps.baseUrl,
     answer,
+    passkeys: deps.passkeys,
+    passkeyScript: deps.passkeyScript,
+  });
+  const offer = createPasskeyOffer({
+    server: deps.server,
+    logins,
+    passkeys: deps.passkeys,
+    answer,
+    baseUrl: deps.baseUrl,
+    passkeyScript: deps.passkeyScript,
   });
   const sessionSignIn = createSessionSignIn({
+    offer,
     secondStep,
     sessions: deps.sessions,
     cookies: deps.cookies,
@@ -196,9 +222,31 @@ export function createLogin(deps: LoginDeps) {
     secondFactorEmail: (form: { csrfToken: string }, browserHash: string | undefined, rc: RequestContext) =>
       sendSecondStepEmail({ secondStep, emailCodes: deps.secondStep.emailCodes }, form, browserHash, rc),
 
+    /** POST /oauth2/authorize/passkey/offer: "Add a passkey?" answered. */
+    passkeyOffer: (
+      form: Parameters<typeof offer.answer>[0],
+      sessionSecretOf: (orgId: string) => string | undefined,
+      rc: RequestContext,
+    ) => offer.answer(form, sessionSecretOf, rc, sessionSignIn),
+
+    /** POST /oauth2/authorize/passkey: the page's passkey answered. */
+    passkeySignIn: createPasskeySignIn({
+      server: deps.server,
+      logins,
+      passkeys: deps.passkeys,
+      answers,
+      sessionSignIn,
+    }),
+
     /** POST /oauth2/authorize/second-factor: the second step's answer. */
     secondFactor: (
-      form: { csrfToken: string; method: string; code: string; challengeId?: string | undefined },
+      form: {
+        csrfToken: string;
+        method: string;
+        code: string;
+        challengeId?: string | undefined;
+        input?: Readonly<Record<string, unknown>>;
+      },
       browserHash: string | undefined,
       rc: RequestContext,
     ) =>

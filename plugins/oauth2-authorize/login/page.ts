@@ -1,11 +1,13 @@
 // The hosted login page and the error page, in the service's page shell (core/http/hosted-page.ts):
 // server-rendered, no script, no external asset, the one stylesheet allowed by its hash.
 
+import type { PasskeyCeremony } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
 import { emailCodeButton, LOGIN_FORM_ID } from './email-code-page.ts';
 import type { PageLook } from './page-look.ts';
+import { passkeyForm } from './passkey-page.ts';
 
 export interface LoginPageInput {
   clientName: string;
@@ -23,6 +25,8 @@ export interface LoginPageInput {
   choices?: readonly { clientId: string; name: string }[];
   /** Where "Email me a sign-in code" sends the handle, when the policy offers it; absent: no button. */
   emailCodeAction?: string | undefined;
+  /** A passkey sign-in's options, when passkeys are offered, and where its answer posts. */
+  passkey?: { ceremony: PasskeyCeremony; action: string } | undefined;
 }
 
 /** One form per SSO credential: each posts the login's CSRF token and the credential it names. */
@@ -41,6 +45,19 @@ function ssoForms(input: LoginPageInput, look: PageLook): string {
   return `\n<section class="sso" aria-label="Single sign-on">\n${forms.join('\n')}\n</section>`;
 }
 
+/** The passkey button (and autofill on the handle field), when passkeys are offered. */
+const passkeyPart = (input: LoginPageInput) =>
+  input.passkey
+    ? `\n${passkeyForm({
+        action: input.passkey.action,
+        csrfToken: input.csrfToken,
+        ceremony: input.passkey.ceremony,
+        kind: 'get',
+        label: 'Sign in with a passkey',
+        conditional: true,
+      })}`
+    : '';
+
 /**
  * The sign-in form: a handle (of the types the client takes) and a password, then one button per SSO
  * credential offered; with the client's title, logo and texts, and a help link beside an error.
@@ -58,11 +75,11 @@ export function loginPage(input: LoginPageInput, look: PageLook, head = ''): str
 ${error}<form id="${LOGIN_FORM_ID}" class="login" method="post" action="${escapeHtml(input.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(input.csrfToken)}">
 <label for="handle">${escapeHtml(look.texts.handle_label)}</label>
-<input id="handle" name="handle" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="320" value="${escapeHtml(input.handle ?? '')}"${input.handle ? '' : ' autofocus'}>
+<input id="handle" name="handle" type="text" autocomplete="${input.passkey ? 'username webauthn' : 'username'}" autocapitalize="none" spellcheck="false" required maxlength="320" value="${escapeHtml(input.handle ?? '')}"${input.handle ? '' : ' autofocus'}>
 <label for="password">${escapeHtml(look.texts.password_label)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${input.handle ? ' autofocus' : ''}>
 <button type="submit">${escapeHtml(look.texts.submit)}</button>
-</form>${emailCodeButton(input.emailCodeAction)}${ssoForms(input, look)}`,
+</form>${passkeyPart(input)}${emailCodeButton(input.emailCodeAction)}${ssoForms(input, look)}`,
     head,
   );
 }

@@ -1,9 +1,11 @@
+import type { PasskeyCeremony } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oauth2-server.ts';
 import type { SecondFactor } from '../../../core/factors/policy.ts';
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
 import { emailSecondStepForm } from './email-code-page.ts';
 import type { PageLook } from './page-look.ts';
+import { passkeyForm } from './passkey-page.ts';
 
 export interface SecondStepPageInput {
   clientName: string;
@@ -17,6 +19,8 @@ export interface SecondStepPageInput {
   error?: string | undefined;
   /** otp_via_email's forms: where its button sends the code, and the code's challenge once sent. */
   emailCode?: { sendAction: string; challengeId?: string | undefined } | undefined;
+  /** With `webauthn` offered: the options for the person's passkeys, and where the answer posts. */
+  passkey?: { ceremony: PasskeyCeremony; action: string } | undefined;
 }
 
 /** What each second factor's form asks for. */
@@ -55,7 +59,17 @@ export function secondStepPage(input: SecondStepPageInput, look: PageLook, head 
     look.title,
     `<h1>Confirm it is you</h1>
 <p class="note">${escapeHtml(input.clientName)} asks for a second step.</p>
-${error}${forms.join('\n')}`,
+${error}${forms.join('\n')}${
+  input.passkey && input.methods.includes('webauthn')
+    ? `\n${passkeyForm({
+        action: input.passkey.action,
+        csrfToken: input.csrfToken,
+        ceremony: input.passkey.ceremony,
+        kind: 'get',
+        label: 'Use a passkey',
+      })}`
+    : ''
+}`,
     head,
   );
 }
@@ -64,4 +78,5 @@ ${error}${forms.join('\n')}`,
 export const PAGE_SECOND_FACTORS: readonly SecondFactor[] = [
   ...(Object.keys(FORMS) as SecondFactor[]).filter((m) => FORMS[m] !== undefined),
   'otp_via_email',
+  'webauthn',
 ];

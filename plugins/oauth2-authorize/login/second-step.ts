@@ -1,4 +1,5 @@
 import type { HostedLoginEmailCodes } from '../../../core/capabilities/hosted-login-email-codes.ts';
+import type { HostedLoginPasskeys } from '../../../core/capabilities/hosted-login-passkeys.ts';
 import type { OAuth2Server, OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
 import type { SignInCompletion } from '../../../core/capabilities/sign-in-completion.ts';
@@ -37,6 +38,10 @@ export interface SecondStepDeps {
   answer: (to: AnswerTarget, params: Record<string, string | undefined>) => LoginAnswer;
   /** Codes by email, when the email-codes plugin provides them (read at each request). */
   emailCodes: () => HostedLoginEmailCodes | undefined;
+  /** Passkeys, when a plugin provides them: the `webauthn` second step's options. */
+  passkeys: () => HostedLoginPasskeys | undefined;
+  /** The CSP source of the passkey script. */
+  passkeyScript: string;
 }
 
 /** The sign-in that continues once the second factor is given: the session, the ID token, the code. */
@@ -72,13 +77,21 @@ export function createSecondStep(deps: SecondStepDeps) {
     login: PendingLogin,
     client: OAuthClient,
     csrfToken: string,
-    methods: readonly SecondFactor[],
+    offered: readonly SecondFactor[],
     error?: string,
     /** otp_via_email's challenge, once its code was sent. */
     challengeId?: string,
   ): Promise<LoginPage> {
     const look = lookOf(client.ui, client.name);
     const { head, sources } = await headOf(look);
+    const personId = login.pending?.personId;
+    const ceremony =
+      offered.includes('webauthn') && personId
+        ? await deps.passkeys()?.secondStepOptions(login.orgId, personId)
+        : undefined;
+    // A passkey is offered only to a person who has one.
+    const methods = ceremony ? offered : offered.filter((m) => m !== 'webauthn');
+    const passkey = ceremony ? { ceremony, action: `${action}/passkey` } : undefined;
     return {
       kind: 'page',
       status,
@@ -91,11 +104,12 @@ export function createSecondStep(deps: SecondStepDeps) {
           methods,
           error,
           emailCode: { sendAction, challengeId },
+          passkey,
         },
         look,
         head,
       ),
-      sources,
+      sources: passkey ? { ...sources, scripts: [deps.passkeyScript] } : sources,
       formTargets: [new URL(login.redirectUri).origin],
     };
   }
@@ -116,20 +130,27 @@ export function createSecondStep(deps: SecondStepDeps) {
       });
     const loginId = randomSecret('');
     const now = Math.floor(deps.clock.now() / 1000);
-    await deps.logins.openHashed(loginId, login.browserHash, {
+    const waiting: PendingLogin = {
       ...login,
       pending: {
         personId: who.personId,
         factors: [factorOf(who, now)],
         ...(who.idp ? { idp: who.idp } : {}),
       },
-    });
-    return page(200, login, client, loginId, offered);
+    };
+    await deps.logins.openHashed(loginId, login.browserHash, waiting);
+    return page(200, waiting, client, loginId, offered);
   }
 
   /** POST /oauth2/authorize/second-factor: the second factor's answer, from the browser that signed in. */
   async function answer(
-    form: { csrfToken: string; method: string; code: string; challengeId?: string | undefined },
+    form: {
+      csrfToken: string;
+      method: string;
+      code: string;
+      challengeId?: string | undefined;
+      input?: Readonly<Record<string, unknown>>;
+    },
     browserHash: string | undefined,
     rc: RequestContext,
     continueSignIn: ContinueSignIn,
@@ -153,7 +174,10 @@ export function createSecondStep(deps: SecondStepDeps) {
       orgId: login.orgId,
       personId: pending.personId,
       method,
-      input: { code: form.code, ...(form.challengeId ? { challenge_id: form.challengeId } : {}) },
+      input: form.input ?? {
+        code: form.code,
+        ...(form.challengeId ? { challenge_id: form.challengeId } : {}),
+      },
       rc,
     });
     if (!outcome?.ok) {

@@ -9,6 +9,7 @@ import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
 import { essentialAcrUnmet } from './essential-acr.ts';
 import { type createLoginFinish, factorOf, type SessionGrant, type SignedIn } from './finish.ts';
+import type { PasskeyOffer } from './passkey-offer.ts';
 import { OTHER_SUBJECT, subjectAllowed } from './requested-subject.ts';
 import type { SecondStep } from './second-step.ts';
 
@@ -38,6 +39,8 @@ export interface SessionSignInDeps {
   ended: (sessions: EndedSession[], rc: RequestContext | undefined) => Promise<void>;
   consent: ConsentStep;
   secondStep: Pick<SecondStep, 'needed' | 'ask'>;
+  /** "Add a passkey?" after a sign-in by another factor (the passkeys plugin, the policy allowing). */
+  offer?: Pick<PasskeyOffer, 'wanted' | 'ask'>;
 }
 
 /** Adds headers (the session's cookie) to an answer. */
@@ -151,8 +154,13 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
       authTime: now,
     };
     const asks = await deps.consent.needed(login, client, who.personId);
-    // With a consent to ask, the hook decides now and the ID token is minted once the person answers.
-    const minted = await finish.mint(login, client, who, rc, grant, { hookOnly: asks });
+    // A passkey is offered when no consent is asked (a person stored already).
+    const offers =
+      !asks && !who.prospective && deps.offer
+        ? await deps.offer.wanted(login.orgId, who.personId, who.method)
+        : false;
+    // With a consent to ask (or the offer), the hook decides now and the ID token is minted once the person answers.
+    const minted = await finish.mint(login, client, who, rc, grant, { hookOnly: asks || offers });
     if (!minted.ok) return minted;
     const personId = minted.who.personId;
 
@@ -177,6 +185,11 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
         ok: true,
         answer: await deps.consent.ask(login, client, { sessionId: grant.sessionId, secret }, cookie),
       };
+    const offered =
+      offers && deps.offer
+        ? await deps.offer.ask(login, client, { sessionId: grant.sessionId, secret, personId }, cookie)
+        : undefined;
+    if (offered) return { ok: true, answer: offered };
     await sessions.served(grant.sessionId, client.clientId);
     return { ok: true, answer: withHeaders(await finish.grant(login, client, minted, grant), cookie) };
   }

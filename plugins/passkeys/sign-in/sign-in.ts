@@ -73,10 +73,14 @@ export async function limitAddress(
 export function createSignIn(deps: SignInDeps) {
   const { directory, assertions, events } = deps;
 
-  async function allowed(orgId: string): Promise<void> {
+  /** Whether the policy allows passkeys as a first factor now. */
+  async function allowsFirstFactor(orgId: string): Promise<boolean> {
     const allows = deps.completion().allows;
-    const ok = allows ? await allows(orgId, 'webauthn') : await deps.relyingParties.allowsFirstFactor(orgId);
-    if (!ok)
+    return allows ? allows(orgId, 'webauthn') : deps.relyingParties.allowsFirstFactor(orgId);
+  }
+
+  async function allowed(orgId: string): Promise<void> {
+    if (!(await allowsFirstFactor(orgId)))
       throw PasskeyErrors.FACTOR_NOT_ALLOWED(
         "the organization's authentication policy does not allow webauthn (passkeys) as a first factor",
       );
@@ -114,11 +118,18 @@ export function createSignIn(deps: SignInDeps) {
     });
   }
 
-  async function signIn(
+  /**
+   * Checks a sign-in assertion: the person (active) and the authentication it stands for, or why not
+   * (AuthenticationFailed_v1 published). Both the API's sign-in and the hosted login's use it.
+   */
+  async function firstFactor(
     orgId: string,
     body: v.InferOutput<typeof SignInBody>,
     rc: RequestContext,
-  ): Promise<SignInAnswer> {
+  ): Promise<
+    | { ok: true; person: PersonRecord; authentication: TokenAuthentication }
+    | { ok: false; reason: string; detail: string }
+  > {
     await limitAddress(deps.perAddress, orgId, rc);
     await allowed(orgId);
     const checked = await assertions.verify(orgId, 'sign_in', body.challenge_id, body.response, {
@@ -126,19 +137,31 @@ export function createSignIn(deps: SignInDeps) {
     });
     if (!checked.ok) {
       await failed(orgId, rc, checked.reason, checked.detail);
-      if (checked.reason === 'challenge_refused')
-        throw PasskeyErrors.CHALLENGE_REFUSED(`challenge_id: ${checked.detail}; ask for new options`);
-      throw PasskeyErrors.INVALID_CREDENTIALS();
+      return { ok: false, reason: checked.reason, detail: checked.detail };
     }
     const person = await directory.get(orgId, checked.passkey.personId);
     if (!person?.active) {
       await failed(orgId, rc, 'person_disabled', 'this person is disabled', person);
+      return { ok: false, reason: 'person_disabled', detail: 'this person is disabled' };
+    }
+    return { ok: true, person, authentication: authenticationOf(person, checked.passkey, deps.clock.now()) };
+  }
+
+  async function signIn(
+    orgId: string,
+    body: v.InferOutput<typeof SignInBody>,
+    rc: RequestContext,
+  ): Promise<SignInAnswer> {
+    const checked = await firstFactor(orgId, body, rc);
+    if (!checked.ok) {
+      if (checked.reason === 'challenge_refused')
+        throw PasskeyErrors.CHALLENGE_REFUSED(`challenge_id: ${checked.detail}; ask for new options`);
       throw PasskeyErrors.INVALID_CREDENTIALS();
     }
     const done = await deps.completion().afterFirstFactor({
       orgId,
-      person,
-      authentication: authenticationOf(person, checked.passkey, deps.clock.now()),
+      person: checked.person,
+      authentication: checked.authentication,
       rc,
     });
     return done.kind === 'token'
@@ -146,7 +169,7 @@ export function createSignIn(deps: SignInDeps) {
       : { person_id: done.person_id, mfa_required: true, mfa_token: done.mfa_token, methods: done.methods };
   }
 
-  return { options, signIn };
+  return { options, firstFactor, signIn, allowsFirstFactor };
 }
 
 export type PasskeySignIn = ReturnType<typeof createSignIn>;

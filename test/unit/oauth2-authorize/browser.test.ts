@@ -85,18 +85,18 @@ describe.skipIf(!present)('the hosted login in Chromium', () => {
       expect(await page.title()).toBe('Sign in to Acme App');
       // The inline stylesheet applied: the CSP's hash matches it.
       const background = await page
-        .locator('.login button')
+        .locator('form.login button')
         .evaluate((b) => getComputedStyle(b).backgroundColor);
       expect(background).toBe('rgb(37, 99, 235)');
 
       await page.fill('#handle', person.handle.value);
       await page.fill('#password', 'not the password');
-      await page.click('.login button');
+      await page.click('form.login button[type=submit]');
       await page.waitForSelector('.error');
       expect(await page.locator('.error').textContent()).toBe('The handle and password do not match.');
 
       await page.fill('#password', person.password);
-      await Promise.all([page.waitForURL(`${redirectUri}?**`), page.click('.login button')]);
+      await Promise.all([page.waitForURL(`${redirectUri}?**`), page.click('form.login button[type=submit]')]);
       expect(await page.locator('p').textContent()).toBe('signed in');
       expect(problems).toEqual([]);
       expect(elsewhere).toEqual([]);

@@ -40,6 +40,8 @@ export async function startAuthorizeService(
     recordEvents?: boolean;
     /** Where the service logs. @default none */
     log?: Logger;
+    /** PUBLIC_BASE_URL at http://localhost:<port> (a WebAuthn relying party ID cannot be an IP address). */
+    localhost?: boolean;
   } = {},
 ) {
   let handle: (request: Request, peer?: string) => Promise<Response> = () =>
@@ -49,7 +51,7 @@ export async function startAuthorizeService(
     hostname: '127.0.0.1',
     fetch: (request, srv) => handle(request, srv.requestIP(request)?.address),
   });
-  const url = `http://127.0.0.1:${server.port}`;
+  const url = `http://${o.localhost ? 'localhost' : '127.0.0.1'}:${server.port}`;
   const hook: HookProbe = { seen: [], answer: () => undefined };
   const probe = definePlugin({
     id: 'hook-probe',

@@ -1,4 +1,4 @@
-import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { Env } from '../../../core/config.ts';
 import { EVENTS_TOPIC, type ServiceEvent } from '../../../core/events/types.ts';
 import type { ServiceDefinition } from '../../../core/plugin.ts';
@@ -134,6 +134,26 @@ export interface PageAnswer {
 }
 
 /**
+ * A CDP virtual authenticator on the tab: CTAP2, internal (a platform authenticator), resident keys
+ * and user verification, the user present and verified at once.
+ */
+export async function virtualAuthenticator(context: BrowserContext, page: Page) {
+  const cdp: CDPSession = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
+}
+
+/**
  * A browser tab on the test page with a CDP virtual authenticator: CTAP2, internal (a platform
  * authenticator), resident keys and user verification, the user present and verified at once.
  */
@@ -150,18 +170,7 @@ export async function openPasskeyPage(browser: Browser, t: PasskeyService, origi
     );
   };
   await open(origin);
-  const cdp: CDPSession = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable', { enableUI: false });
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  const { cdp, authenticatorId } = await virtualAuthenticator(context, page);
 
   type Win = {
     api(path: string, body?: unknown, orgId?: string): Promise<{ status: number; text: string }>;
