@@ -23,6 +23,12 @@ export {
   type SentEmailCode,
 } from './capabilities/hosted-login-email-codes.ts';
 export {
+  type HostedLoginPasskeys,
+  hostedLoginPasskeys,
+  type PasskeyCeremony,
+  type PasskeyRefusal,
+} from './capabilities/hosted-login-passkeys.ts';
+export {
   type HostedLogin,
   type HostedLoginSignIn,
   type HostedLoginSso,
