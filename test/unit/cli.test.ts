@@ -184,7 +184,9 @@ describe('the admin CLI', () => {
       'sso_credentials.client_secret': 0,
       'sso_credentials.secret_options': 0,
       'oauth2_authorize_codes.id_token': 0,
+      'oauth2_authorize_devices.id_token': 0,
       'oauth2_clients.secret_sealed': 0,
+      'totp_credentials.secret': 0,
     });
   }, 60_000);
 
