@@ -377,6 +377,7 @@ export {
   type TokenMintedContent,
 } from './tokens/before-token-issued.ts';
 export { DPOP_SIGNING_ALGORITHMS } from './tokens/dpop-algorithms.ts';
+export { isIssuerOf, ORGANIZATION_ISSUER_PATH, organizationIssuer } from './tokens/issuers.ts';
 export {
   ACCESS_TOKEN_CLAIMS,
   DEFAULT_GROUPS_CLAIM,

@@ -46,6 +46,13 @@ export interface OAuthClient {
   refreshTokenLifetime?: number;
   /** How the hosted login looks for this client (PUT /oauth2/clients/{id}/ui-configuration); {} when never set. */
   ui?: OAuthClientUiConfiguration;
+  /**
+   * The issuer its tokens carry as `iss` and its authorization responses as `iss` (RFC 9207): the
+   * deployment's (PUBLIC_BASE_URL), or its organization's own (`organizationIssuer`) when the client is
+   * bound to it (its `organization_issuer`, the default of clients registered at the organization's
+   * registration endpoint).
+   */
+  issuer: string;
 }
 
 /** The handle types a hosted login may accept: every one. */

@@ -67,7 +67,13 @@ export const oauth2 = (options: OAuth2Options = {}) => {
         refreshTokenSeconds: s.OAUTH2_REFRESH_TOKEN_LIFETIME,
       };
       const store = createClientStore({ storage: ctx.storage, clock: ctx.clock, secrets: ctx.secrets });
-      const clients = createClientCache({ store, clock: ctx.clock, defaults, ttlMs: cacheMs });
+      const clients = createClientCache({
+        store,
+        clock: ctx.clock,
+        defaults,
+        ttlMs: cacheMs,
+        publicBaseUrl: ctx.config.publicBaseUrl,
+      });
       const accessTokens = createAccessTokens({
         signer: ctx.signer,
         issuer: ctx.config.publicBaseUrl,

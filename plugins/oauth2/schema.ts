@@ -59,6 +59,11 @@ export const oauth2Clients = pgTable(
     contacts: jsonb('contacts').$type<string[]>().notNull().default([]),
     softwareId: text('software_id'),
     softwareVersion: text('software_version'),
+    /**
+     * Whether its tokens carry its organization's own issuer (`{PUBLIC_BASE_URL}/oauth2/organizations/{oid}`)
+     * rather than the deployment's: see core/tokens/issuers.ts.
+     */
+    organizationIssuer: boolean('organization_issuer').notNull().default(false),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );
@@ -246,6 +251,12 @@ const firstParty = v.pipe(
     "True: the organization's own app, signed in without a consent page. False: a third-party app, shown a consent page naming it and the scopes it asks for. Default true.",
   ),
 );
+const organizationIssuerFlag = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    "True: the client's tokens and authorization responses carry its organization's own issuer, PUBLIC_BASE_URL/oauth2/organizations/<organization ID> (whose metadata lists the organization's registration endpoint); false: the deployment's, PUBLIC_BASE_URL. Default false (true for clients registered at the organization's registration endpoint). Changing it changes the iss of the tokens issued from then on.",
+  ),
+);
 const resources = v.pipe(
   v.array(
     v.pipe(
@@ -293,6 +304,7 @@ export const ClientCreateSchema = exactly(
     backchannel_logout_uri: v.optional(v.nullable(backchannelLogoutUri)),
     backchannel_logout_session_required: v.optional(backchannelLogoutSessionRequired),
     first_party: v.optional(firstParty),
+    organization_issuer: v.optional(organizationIssuerFlag),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
     public: v.optional(
@@ -319,6 +331,7 @@ export const ClientPatchSchema = exactly(
     backchannel_logout_uri: v.optional(v.nullable(backchannelLogoutUri)),
     backchannel_logout_session_required: v.optional(backchannelLogoutSessionRequired),
     first_party: v.optional(firstParty),
+    organization_issuer: v.optional(organizationIssuerFlag),
     access_token_duration: v.optional(v.nullable(accessDuration)),
     refresh_token_duration: v.optional(v.nullable(refreshDuration)),
     ...metadataPatchEntries,
@@ -360,6 +373,11 @@ export const ClientSchema = v.object({
     v.boolean(),
     v.description("True: the organization's own app, no consent page; false: a third party, asked consent."),
   ),
+  organization_issuer: v.pipe(
+    v.boolean(),
+    v.description("Whether its tokens carry its organization's own issuer (see issuer)."),
+  ),
+  issuer: v.pipe(v.string(), v.description('The iss of its tokens and authorization responses.')),
   ...metadataResponseEntries,
   created_at: v.string(),
   last_used: v.optional(v.pipe(v.string(), v.description('Recorded at most once a minute.'))),

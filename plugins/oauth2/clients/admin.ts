@@ -87,6 +87,7 @@ function logoutMembers(
     | 'backchannel_logout_uri'
     | 'backchannel_logout_session_required'
     | 'first_party'
+    | 'organization_issuer'
   >,
 ): ClientInput {
   return {
@@ -100,5 +101,6 @@ function logoutMembers(
       ? { backchannelLogoutSessionRequired: body.backchannel_logout_session_required }
       : {}),
     ...(body.first_party !== undefined ? { firstParty: body.first_party } : {}),
+    ...(body.organization_issuer !== undefined ? { organizationIssuer: body.organization_issuer } : {}),
   };
 }

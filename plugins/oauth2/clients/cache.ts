@@ -2,6 +2,7 @@ import { createBatchLoader } from '../../../core/batching/batch-loader.ts';
 import { createReplicaCache } from '../../../core/cache/replica-cache.ts';
 import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import { organizationIssuer } from '../../../core/tokens/issuers.ts';
 import type { ClientRow } from '../schema.ts';
 import type { ClientStore } from '../store/clients.ts';
 import type { TokenEndpointAuthMethod } from './metadata.ts';
@@ -39,7 +40,11 @@ const authOf = (row: ClientRow): ClientAuth => ({
   secretSealed: row.secretSealed,
 });
 
-export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuthClient {
+export function toOAuthClient(
+  row: ClientRow,
+  defaults: LifetimeDefaults,
+  publicBaseUrl: string,
+): OAuthClient {
   return {
     orgId: row.orgId,
     clientId: row.clientId,
@@ -56,6 +61,7 @@ export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuth
     accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     ui: row.uiConfiguration ?? {},
+    issuer: row.organizationIssuer ? organizationIssuer(publicBaseUrl, row.orgId) : publicBaseUrl,
   };
 }
 
@@ -70,8 +76,10 @@ export function createClientCache(deps: {
   clock: Clock;
   defaults: LifetimeDefaults;
   ttlMs: number;
+  /** PUBLIC_BASE_URL: the deployment's issuer, and the root of every organization's. */
+  publicBaseUrl: string;
 }) {
-  const { store, clock, defaults, ttlMs } = deps;
+  const { store, clock, defaults, ttlMs, publicBaseUrl } = deps;
   const cache = createReplicaCache<KnownClient | null>({ clock, ttlMs });
   const loader = createBatchLoader(async (ids) => {
     const rows = await store.findMany(ids);
@@ -81,7 +89,7 @@ export function createClientCache(deps: {
     const row = await loader.load(clientId);
     return row
       ? {
-          client: toOAuthClient(row, defaults),
+          client: toOAuthClient(row, defaults, publicBaseUrl),
           checkSecret: secretChecker(row.secretDigest),
           auth: authOf(row),
         }

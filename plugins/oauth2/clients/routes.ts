@@ -39,7 +39,8 @@ export function clientRoutes(
   cache: ClientCache,
   defaults: LifetimeDefaults,
 ) {
-  const present = (row: Parameters<typeof toClientResponse>[0]) => toClientResponse(row, defaults);
+  const present = (row: Parameters<typeof toClientResponse>[0]) =>
+    toClientResponse(row, defaults, ctx.config.publicBaseUrl);
   const rules = { publicBaseUrl: ctx.config.publicBaseUrl };
   const write = { ...errorResponses, ...writeErrorResponses };
   const newSecret = async ({
@@ -94,7 +95,7 @@ export function clientRoutes(
           operationId: 'PostOauth2Clients',
           summary: 'Create an OAuth 2.0 client',
           description:
-            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL. Sign-in sessions and logout (OpenID registration names): post_logout_redirect_uris (checked as redirect_uris are; default []), backchannel_logout_uri (an https URL, http on a loopback host, no fragment; default none), backchannel_logout_session_required (default false), first_party (default true: no consent page; false: a third-party app shown a consent page). RFC 7591 names: token_endpoint_auth_method (none is a public client; private_key_jwt needs jwks or jwks_uri and gets no secret; client_secret_jwt keeps its secret sealed, as the HMAC key of its assertions), scope (a space-delimited alias of scopes), jwks (public keys only), jwks_uri, client_uri, logo_uri, policy_uri, tos_uri (https), contacts, software_id, software_version.",
+            "A confidential client (the default) gets a client_secret, shown in this response only: only its SHA-256 digest is kept. A public client (public: true) has none and must use PKCE. Rules: a public client cannot have client_credentials; authorization_code needs a redirect URI; refresh_token needs authorization_code; no resource under this service's public base URL. Sign-in sessions and logout (OpenID registration names): post_logout_redirect_uris (checked as redirect_uris are; default []), backchannel_logout_uri (an https URL, http on a loopback host, no fragment; default none), backchannel_logout_session_required (default false), first_party (default true: no consent page; false: a third-party app shown a consent page). organization_issuer (default false): its tokens carry its organization's own issuer, PUBLIC_BASE_URL/oauth2/organizations/<organization ID>, instead of the deployment's. RFC 7591 names: token_endpoint_auth_method (none is a public client; private_key_jwt needs jwks or jwks_uri and gets no secret; client_secret_jwt keeps its secret sealed, as the HMAC key of its assertions), scope (a space-delimited alias of scopes), jwks (public keys only), jwks_uri, client_uri, logo_uri, policy_uri, tos_uri (https), contacts, software_id, software_version.",
           tags: TAGS,
           security,
         },

@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { organizationIssuer } from '../../../core/tokens/issuers.ts';
 import type { ClientRow, ClientSchema } from '../schema.ts';
 import type { LifetimeDefaults } from './cache.ts';
 import { authMethodOf } from './metadata-rules.ts';
@@ -7,6 +8,7 @@ import { authMethodOf } from './metadata-rules.ts';
 export function toClientResponse(
   row: ClientRow,
   defaults: LifetimeDefaults,
+  publicBaseUrl: string,
 ): v.InferOutput<typeof ClientSchema> {
   return {
     client_id: row.clientId,
@@ -23,6 +25,8 @@ export function toClientResponse(
     ...(row.backchannelLogoutUri !== null ? { backchannel_logout_uri: row.backchannelLogoutUri } : {}),
     backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
     first_party: row.firstParty,
+    organization_issuer: row.organizationIssuer,
+    issuer: row.organizationIssuer ? organizationIssuer(publicBaseUrl, row.orgId) : publicBaseUrl,
     token_endpoint_auth_method: authMethodOf(row),
     scope: row.scopes.join(' '),
     ...(row.jwks !== null ? { jwks: row.jwks } : {}),

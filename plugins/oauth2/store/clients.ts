@@ -21,6 +21,7 @@ export interface ClientInput {
   backchannelLogoutUri?: string | null;
   backchannelLogoutSessionRequired?: boolean;
   firstParty?: boolean;
+  organizationIssuer?: boolean;
   accessTokenDuration?: number | null;
   refreshTokenDuration?: number | null;
   /** null: its type's default. */
@@ -108,6 +109,7 @@ export function createClientStore(deps: { storage: Storage; clock: Clock; secret
           backchannelLogoutUri: input.backchannelLogoutUri ?? null,
           backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired ?? false,
           firstParty: input.firstParty ?? true,
+          organizationIssuer: input.organizationIssuer ?? false,
           accessTokenDuration: input.accessTokenDuration ?? null,
           refreshTokenDuration: input.refreshTokenDuration ?? null,
           secretDigest: secret === undefined ? null : await secretDigest(secret),
@@ -156,6 +158,7 @@ export function createClientStore(deps: { storage: Storage; clock: Clock; secret
       if (input.backchannelLogoutSessionRequired !== undefined)
         set.backchannelLogoutSessionRequired = input.backchannelLogoutSessionRequired;
       if (input.firstParty !== undefined) set.firstParty = input.firstParty;
+      if (input.organizationIssuer !== undefined) set.organizationIssuer = input.organizationIssuer;
       if (input.accessTokenDuration !== undefined) set.accessTokenDuration = input.accessTokenDuration;
       if (input.refreshTokenDuration !== undefined) set.refreshTokenDuration = input.refreshTokenDuration;
       Object.assign(set, metadataColumns(input));

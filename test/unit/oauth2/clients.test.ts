@@ -40,6 +40,8 @@ describe('OAuth 2.0 clients', () => {
       post_logout_redirect_uris: [],
       backchannel_logout_session_required: false,
       first_party: true,
+      organization_issuer: false,
+      issuer: t.url,
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'invoices:read invoices:write',
       contacts: [],
