@@ -4,6 +4,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { beforeTokenIssued } from '../../core/tokens/before-token-issued.ts';
 import { serviceTokenClaims } from '../../core/tokens/service-claims.ts';
 import { onTokenRevoked } from '../../core/tokens/token-revoked.ts';
+import { organizationMetadataRoutes } from './api/organization-metadata.ts';
 import { tokenRoutes } from './api/routes.ts';
 import { wellKnownRoutes } from './api/well-known.ts';
 import { reservedClaims } from './issue/claims.ts';
@@ -72,7 +73,9 @@ export const tokens = (options: TokensOptions = {}) => {
         }),
       };
       const routes = tokenRoutes(ctx, issuer, persons).use(
-        wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge),
+        wellKnownRoutes(ctx.config.publicBaseUrl, keys, maxAge).use(
+          organizationMetadataRoutes(ctx.config.publicBaseUrl, ctx.orgs, maxAge),
+        ),
       );
       return { routes, provide: { tokenIssuer: issuer }, attach: [forgetDeletedPerson, revokeEarlierTokens] };
     },

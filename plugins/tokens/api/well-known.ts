@@ -31,6 +31,9 @@ export function discoveryDocument(base: string) {
     userinfo_endpoint: `${base}/oauth2/userinfo`,
     // RFC 8628: devices poll the token endpoint with the device code; the person approves at /oauth2/device.
     device_authorization_endpoint: `${base}/oauth2/device_authorization`,
+    // RFC 7591: with an initial access token, which names its organization. An organization's own
+    // issuer lists its own endpoint, where open registration works too (organization-metadata.ts).
+    registration_endpoint: `${base}/oauth2/register`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     // RP-Initiated Logout 1.0; Back-Channel Logout 1.0 (logout tokens carry sid).
     end_session_endpoint: `${base}/oauth2/logout`,
