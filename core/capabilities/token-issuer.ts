@@ -27,6 +27,11 @@ export interface IssueRequest {
    */
   idToken?: {
     clientId: string;
+    /**
+     * The client's issuer, the ID token's `iss`: the deployment's (the default) or its organization's own
+     * (core/tokens/issuers.ts). Another organization's is refused.
+     */
+    issuer?: string;
     nonce?: string;
     authTime: number;
     /** The sign-in session (`sid`, OpenID Connect Front- and Back-Channel Logout). */
@@ -132,6 +137,8 @@ export interface LogoutTokenRequest {
   personId: string;
   /** The token's `sid`: the sign-in session, as the client's ID tokens name it (never a cookie's secret). */
   sessionId: string;
+  /** The token's `iss`: the client's issuer, as its ID tokens carry it; the deployment's by default. */
+  issuer?: string;
 }
 
 /** Signs identity tokens for persons, runs beforeTokenIssued before signing, validates and revokes them. */

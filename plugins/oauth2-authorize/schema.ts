@@ -27,6 +27,8 @@ export const oauth2AuthorizeLogins = pgTable(
     resource: text('resource'),
     /** `form_post` to answer with an auto-submitting form; null: the query (the default). */
     responseMode: text('response_mode'),
+    /** The client's issuer (RFC 9207 `iss` of the answer); null: the deployment's. */
+    issuer: text('issuer'),
     /** The OIDC `claims` parameter as checked (JSON); null when none was sent. */
     claims: text('claims'),
     /** `acr_values`, space-delimited; null when none was sent. */

@@ -79,13 +79,18 @@ export interface AccessTokenClaims extends JWTPayload {
 }
 
 export interface ResourceVerifierOptions {
-  /** The service's PUBLIC_BASE_URL: the tokens' `iss`, and where its keys are published. */
+  /**
+   * The issuer this API names in its metadata (`authorization_servers`): the service's PUBLIC_BASE_URL,
+   * or the organization's own issuer, `{PUBLIC_BASE_URL}/oauth2/organizations/{orgId}` (what clients
+   * that register themselves, such as MCP clients, discover). Tokens of either issuer of the
+   * organization are taken; the keys are the service's, at `{PUBLIC_BASE_URL}/.well-known/jwks.json`.
+   */
   issuer: string;
   /** The organization whose tokens this API takes: another organization's are refused. */
   orgId: string;
   /**
    * This API's resource indicator (RFC 8707), exactly as clients ask for it and list it in their
-   * `resources`. Omitted: the organization's own audience, `{issuer}/organizations/{orgId}`.
+   * `resources`. Omitted: the organization's own audience, `{PUBLIC_BASE_URL}/organizations/{orgId}`.
    */
   resource?: string;
   /** Scopes this API knows, for the metadata's `scopes_supported`. */
@@ -118,10 +123,14 @@ function presented(request: Request): { scheme: 'bearer' | 'dpop'; token: string
  */
 export function createResourceVerifier(options: ResourceVerifierOptions) {
   const issuer = options.issuer.replace(/\/+$/, '');
-  const resource = options.resource ?? `${issuer}/organizations/${options.orgId}`;
+  // The organization's own issuer is the service's base URL with this path (core/tokens/issuers.ts).
+  const ownPath = `/oauth2/organizations/${options.orgId}`;
+  const base = issuer.endsWith(ownPath) ? issuer.slice(0, -ownPath.length) : issuer;
+  const issuers = [base, `${base}${ownPath}`];
+  const resource = options.resource ?? `${base}/organizations/${options.orgId}`;
   const tolerance = options.clockToleranceSeconds ?? 60;
   const now = options.now ?? Date.now;
-  const keys = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), options.jwks);
+  const keys = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`), options.jwks);
   /** Proof `jti`s seen, with when they may be forgotten (ms). */
   const seenProofs = new Map<string, number>();
 
@@ -169,7 +178,7 @@ export function createResourceVerifier(options: ResourceVerifierOptions) {
       let payload: JWTPayload;
       try {
         const verified = await jwtVerify(token, keys, {
-          issuer,
+          issuer: issuers,
           audience: resource,
           algorithms: ['ES256'],
           clockTolerance: tolerance,

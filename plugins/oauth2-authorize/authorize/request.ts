@@ -28,6 +28,8 @@ export interface RedirectedError {
   state: string | undefined;
   /** How the answer goes back: `query` unless the request asked for form_post. */
   responseMode: 'query' | 'form_post';
+  /** The client's issuer, the answer's `iss` (RFC 9207). */
+  issuer: string;
 }
 
 export type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; refusal: RedirectedError };
@@ -74,7 +76,7 @@ export async function checkAuthorizeRequest(
   const responseMode = params.getAll('response_mode').join() === 'form_post' ? 'form_post' : 'query';
   const refuse = (error: OAuthErrorCode, description: string): Checked => ({
     ok: false,
-    refusal: { redirectUri, error, description, state, responseMode },
+    refusal: { redirectUri, error, description, state, responseMode, issuer: client.issuer },
   });
   for (const name of new Set(params.keys()))
     if (params.getAll(name).length > 1)

@@ -27,7 +27,7 @@ export type LoginAnswer =
   | { kind: 'redirect'; location: string; headers?: Record<string, string> };
 
 /** Where and how an answer goes back to the client. */
-export type AnswerTarget = Pick<PendingLogin, 'redirectUri' | 'responseMode'>;
+export type AnswerTarget = Pick<PendingLogin, 'redirectUri' | 'responseMode' | 'issuer'>;
 
 /** The origin a redirect URI sends the browser to, for the page's form-action. */
 const originOf = (uri: string) => new URL(uri).origin;
@@ -37,7 +37,7 @@ const originOf = (uri: string) => new URL(uri).origin;
  * page offers.
  */
 export function createLoginAnswers(deps: {
-  /** PUBLIC_BASE_URL: the form's action and the `iss` of authorization responses. */
+  /** PUBLIC_BASE_URL: the form's action, and the `iss` of answers to clients of the deployment's issuer. */
   baseUrl: string;
   /** SSO sign-in, when a plugin provides it (read at each request: capabilities are set up in any order). */
   sso: () => HostedLoginSso | undefined;
@@ -115,7 +115,7 @@ export function createLoginAnswers(deps: {
    * redirect or, for response_mode=form_post, posted by an auto-submitting page.
    */
   const answer = (to: AnswerTarget, params: Record<string, string | undefined>): LoginAnswer => {
-    const all = { ...params, iss: deps.baseUrl };
+    const all = { ...params, iss: to.issuer ?? deps.baseUrl };
     if (to.responseMode !== 'form_post')
       return { kind: 'redirect', location: redirectTo(to.redirectUri, all) };
     return {

@@ -131,6 +131,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         ...(who.idp ? { customClaims: { idp: who.idp } } : {}),
         idToken: {
           clientId: client.clientId,
+          issuer: client.issuer,
           authTime,
           sessionId: session.sessionId,
           amr: amrOf(methods),

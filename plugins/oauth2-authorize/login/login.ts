@@ -280,6 +280,7 @@ export function createLogin(deps: LoginDeps) {
         codeChallenge: request.codeChallenge,
         resource: request.resource,
         responseMode: request.responseMode,
+        issuer: request.client.issuer,
         claims: request.claims,
         acrValues: request.acrValues,
         prompt: [...request.prompt],

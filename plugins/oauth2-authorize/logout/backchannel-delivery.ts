@@ -59,7 +59,8 @@ export function createLogoutDeliveryHandler(deps: LogoutDeliveryDeps) {
     let jwt: string;
     try {
       const { orgId, clientId, personId, sessionId } = n;
-      jwt = await issuer.signLogoutToken({ orgId, clientId, personId, sessionId });
+      const iss = n.issuer !== undefined ? { issuer: n.issuer } : {};
+      jwt = await issuer.signLogoutToken({ orgId, clientId, personId, sessionId, ...iss });
     } catch (err) {
       return `signing the logout token failed: ${err instanceof Error ? err.message : String(err)}`;
     }

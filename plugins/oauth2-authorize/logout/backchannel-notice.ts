@@ -17,6 +17,8 @@ export interface LogoutNotice {
   personId: string;
   /** The logout token's `sid`: the session, as the client's ID tokens name it (never a cookie's secret). */
   sessionId: string;
+  /** The logout token's `iss`: the client's issuer; absent, the deployment's. */
+  issuer?: string;
 }
 
 /** The payload on BACKCHANNEL_LOGOUT_TOPIC: the notice, and when it was queued (the retry window's start). */
@@ -26,6 +28,8 @@ export interface NoticeMessage {
   uri: string;
   person: string;
   session: string;
+  /** Absent in messages queued before clients had issuers of their own: the deployment's. */
+  iss?: string;
   queued_at: number;
 }
 
@@ -43,6 +47,7 @@ export function noticeMessage(n: LogoutNotice, queuedAt: number): OutgoingMessag
     uri: n.uri,
     person: n.personId,
     session: n.sessionId,
+    ...(n.issuer !== undefined ? { iss: n.issuer } : {}),
     queued_at: queuedAt,
   };
   return { id: `logout:${n.orgId}:${n.clientId}:${n.sessionId}`, payload: { ...payload } };
@@ -53,11 +58,20 @@ const isText = (v: JsonValue | undefined): v is string => typeof v === 'string' 
 /** The notice a message carries, or undefined for anything else (a message this service never wrote). */
 export function noticeOf(payload: JsonValue): (LogoutNotice & { queuedAt: number }) | undefined {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
-  const { org, client, uri, person, session, queued_at } = payload;
+  const { org, client, uri, person, session, iss, queued_at } = payload;
   if (!isText(org) || !isText(client) || !isText(uri) || !isText(person) || !isText(session))
     return undefined;
   if (typeof queued_at !== 'number' || !Number.isFinite(queued_at)) return undefined;
-  return { orgId: org, clientId: client, uri, personId: person, sessionId: session, queuedAt: queued_at };
+  if (iss !== undefined && !isText(iss)) return undefined;
+  return {
+    orgId: org,
+    clientId: client,
+    uri,
+    personId: person,
+    sessionId: session,
+    ...(iss !== undefined ? { issuer: iss } : {}),
+    queuedAt: queued_at,
+  };
 }
 
 /** The host of a notice's URI, for the operator's log (the path and query may carry a client's secret). */

@@ -81,6 +81,7 @@ export function sessionEndedRelay(deps: {
           uri: client.backchannelLogoutUri,
           personId: ended.person,
           sessionId: ended.session,
+          issuer: client.issuer,
         });
       }
       await backchannel.send(notices);

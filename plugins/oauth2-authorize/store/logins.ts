@@ -19,6 +19,11 @@ export interface PendingLogin {
   /** The resource asked for (RFC 8707); undefined: the organization's own audience. */
   resource: string | undefined;
   responseMode: 'query' | 'form_post';
+  /**
+   * The client's issuer when the login opened, the `iss` of its answer (RFC 9207) and of its tokens;
+   * undefined: the deployment's (logins opened before clients had issuers of their own).
+   */
+  issuer?: string | undefined;
   /** The OIDC `claims` parameter, checked. */
   claims: ClaimsRequest | undefined;
   acrValues: string[] | undefined;
@@ -80,6 +85,7 @@ const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin
   codeChallenge: row.codeChallenge ?? undefined,
   resource: row.resource ?? undefined,
   responseMode: row.responseMode === 'form_post' ? 'form_post' : 'query',
+  ...(row.issuer !== null ? { issuer: row.issuer } : {}),
   claims: row.claims ? (JSON.parse(row.claims) as ClaimsRequest) : undefined,
   acrValues: row.acrValues ? row.acrValues.split(' ') : undefined,
   prompt: row.prompt ? (row.prompt.split(' ') as Prompt[]) : [],
@@ -114,6 +120,7 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
         codeChallenge: login.codeChallenge ?? null,
         resource: login.resource ?? null,
         responseMode: login.responseMode === 'form_post' ? 'form_post' : null,
+        issuer: login.issuer ?? null,
         claims: login.claims ? JSON.stringify(login.claims) : null,
         acrValues: login.acrValues?.join(' ') ?? null,
         prompt: login.prompt.length ? login.prompt.join(' ') : null,

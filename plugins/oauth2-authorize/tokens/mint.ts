@@ -99,7 +99,7 @@ export function createMint(
           authentications: [],
           customClaims: custom,
           request: m.request,
-          idToken: { clientId: client.clientId, authTime },
+          idToken: { clientId: client.clientId, issuer: client.issuer, authTime },
         })
       : undefined;
     const familyId = await deps.families.begin({

@@ -51,7 +51,7 @@ export function createRefreshTokenStore(deps: {
         client_id: family.clientId,
         scope: family.scope.join(' '),
         sub: family.personId,
-        iss: deps.issuer,
+        iss: owner.issuer,
         // The audience of the access tokens it refreshes: the grant's resource, else the organization's.
         aud: family.resource ?? organizationAudience(deps.issuer, family.orgId),
         iat: Math.floor(found.issuedAt / 1000),

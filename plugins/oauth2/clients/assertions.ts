@@ -9,6 +9,7 @@ import {
 import { OAuthError } from '../../../core/capabilities/oauth2-server.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SecretBox } from '../../../core/ports/secret-box.ts';
+import { organizationIssuer } from '../../../core/tokens/issuers.ts';
 import type { AssertionReplayStore } from '../store/assertions.ts';
 import { clientSecretContext } from '../store/clients.ts';
 import type { KnownClient } from './cache.ts';
@@ -52,22 +53,27 @@ export function createAssertionVerifier(deps: {
   const tokenEndpoint = `${issuer}/oauth2/tokens`;
   const audiences = [issuer, tokenEndpoint, `${tokenEndpoint}/introspect`, `${tokenEndpoint}/revoke`];
 
-  const options = (clientId: string, algorithms: readonly string[]) => ({
+  const options = (client: KnownClient['client'], algorithms: readonly string[]) => ({
     algorithms: [...algorithms],
-    issuer: clientId,
-    subject: clientId,
-    audience: audiences,
+    issuer: client.clientId,
+    subject: client.clientId,
+    // Its organization's own issuer too: what a client that discovered that issuer puts in aud.
+    audience: [...audiences, organizationIssuer(issuer, client.orgId)],
     currentDate: new Date(clock.now()),
     clockTolerance: ASSERTION_CLOCK_TOLERANCE_SECONDS,
     requiredClaims: ['exp', 'jti'],
   });
   // Inline keys were checked as public JWKs when registered, fetched ones when fetched (key-sets.ts).
-  const withKeys = async (assertion: string, keys: { keys: readonly object[] }, clientId: string) =>
+  const withKeys = async (
+    assertion: string,
+    keys: { keys: readonly object[] },
+    client: KnownClient['client'],
+  ) =>
     (
       await jwtVerify(
         assertion,
         createLocalJWKSet(keys as JSONWebKeySet),
-        options(clientId, PRIVATE_KEY_JWT_ALGS),
+        options(client, PRIVATE_KEY_JWT_ALGS),
       )
     ).payload;
 
@@ -108,16 +114,16 @@ export function createAssertionVerifier(deps: {
   const verifyPrivateKeyJwt = async (known: KnownClient, assertion: string): Promise<JWTPayload> => {
     const { clientId } = known.client;
     const { jwks, jwksUri } = known.auth;
-    if (jwks) return withKeys(assertion, jwks, clientId);
+    if (jwks) return withKeys(assertion, jwks, known.client);
     if (!jwksUri)
       throw refused(`client ${clientId} has no keys (jwks or jwks_uri) to verify its assertion with`);
     const set = await keySets.get(jwksUri);
     try {
-      return await withKeys(assertion, set, clientId);
+      return await withKeys(assertion, set, known.client);
     } catch (e) {
       const again = e instanceof errors.JWKSNoMatchingKey ? keySets.refetch(jwksUri) : undefined;
       if (!again) throw e;
-      return withKeys(assertion, await again, clientId);
+      return withKeys(assertion, await again, known.client);
     }
   };
 
@@ -126,7 +132,7 @@ export function createAssertionVerifier(deps: {
     const sealed = known.auth.secretSealed;
     if (sealed === null) throw refused(`client ${clientId} has no secret kept for client_secret_jwt`);
     const key = new TextEncoder().encode(await secrets.open(sealed, clientSecretContext(clientId)));
-    return (await jwtVerify(assertion, key, options(clientId, CLIENT_SECRET_JWT_ALGS))).payload;
+    return (await jwtVerify(assertion, key, options(known.client, CLIENT_SECRET_JWT_ALGS))).payload;
   };
 
   return {

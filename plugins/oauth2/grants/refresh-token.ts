@@ -111,6 +111,7 @@ export function refreshTokenGrant(
             request,
             idToken: {
               clientId: client.clientId,
+              issuer: client.issuer,
               authTime: family.authTime,
               amr: amrOf(family.methods),
               ...(family.sessionId ? { sessionId: family.sessionId } : {}),

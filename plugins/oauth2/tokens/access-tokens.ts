@@ -9,6 +9,7 @@ import type { Clock } from '../../../core/ports/clock.ts';
 import type { Signer, SignOptions } from '../../../core/ports/signer.ts';
 import type { Transaction } from '../../../core/ports/storage.ts';
 import { organizationAudience } from '../../../core/tokens/audience.ts';
+import { isIssuerOf } from '../../../core/tokens/issuers.ts';
 import { TOKEN_KEYS_OWNER } from '../../../core/tokens/token-keys.ts';
 import type { ClientCache, LifetimeDefaults } from '../clients/cache.ts';
 import type { ClientStore } from '../store/clients.ts';
@@ -63,7 +64,8 @@ export function createAccessTokens(deps: {
     const iat = Math.floor(clock.now() / 1000);
     const claims: AccessTokenClaims & JWTPayload = {
       ...request.claims,
-      iss: issuer,
+      // The client's issuer: the deployment's, or its organization's own (core/tokens/issuers.ts).
+      iss: client.issuer,
       sub: request.subject,
       aud: request.resource ?? organizationAudience(issuer, client.orgId),
       client_id: client.clientId,
@@ -116,7 +118,7 @@ export function createAccessTokens(deps: {
       } catch {
         return undefined;
       }
-      if (claims.iss !== issuer || !isClaims(claims)) return undefined;
+      if (!isClaims(claims) || !isIssuerOf(claims.iss, issuer, claims.oid)) return undefined;
       if (claims.exp * 1000 <= clock.now()) return undefined;
       const known = await clients.get(claims.client_id);
       if (known === null || known.client.orgId !== claims.oid) return undefined;

@@ -15,6 +15,7 @@ import { collectServiceClaims } from '../../../core/tokens/service-claims.ts';
 import { TokenErrors } from '../errors.ts';
 import { forbiddenClaim } from './claims.ts';
 import type { createFirstTokens } from './first-token.ts';
+import { issuerFor } from './issuer-for.ts';
 import type { TokenKeys } from './keys.ts';
 
 export interface IssuerDeps {
@@ -127,13 +128,15 @@ export function createIssue(deps: IssuerDeps) {
         `custom_claims.${refused}: ${JSON.stringify(refused)} is a registered or reserved claim and cannot be set`,
       );
 
+    // An ID token carries its client's issuer: the deployment's or its organization's own.
+    const tokenIss = issuerFor(iss, req.orgId, req.idToken?.issuer);
     const nowMs = ctx.clock.now();
     const now = Math.floor(nowMs / 1000);
     // A UUID v7: its first 48 bits are the issue time in milliseconds, finer than iat's seconds, so a
     // revocation of the person's earlier tokens spares one issued a moment later in the same second.
     const jti = uuidv7(nowMs);
     const claims: Record<string, JsonValue> = {
-      iss,
+      iss: tokenIss,
       sub: person.personId,
       // The spec's audience of an identity token: its organization. An ID token's is its client instead,
       // and that is how validation tells the two apart (they share the keys, the issuer and typ JWT).
@@ -168,7 +171,7 @@ export function createIssue(deps: IssuerDeps) {
         refusesClaim: (claim) => forbidden.has(claim) || claim === groupsClaim,
         content: {
           aud: req.orgId,
-          iss,
+          iss: tokenIss,
           sub: person.personId,
           region: person.region,
           first_token: first,

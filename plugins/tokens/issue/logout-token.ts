@@ -1,6 +1,7 @@
 import type { LogoutTokenRequest, TokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { uuidv7 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
+import { issuerFor } from './issuer-for.ts';
 import type { TokenKeys } from './keys.ts';
 
 /** A logout token's lifetime (Back-Channel Logout 1.0 asks for a short one): two minutes. */
@@ -30,7 +31,7 @@ export function createLogoutTokenSigner(deps: {
     const iat = Math.floor(nowMs / 1000);
     return keys.sign(
       {
-        iss: issuer,
+        iss: issuerFor(issuer, req.orgId, req.issuer),
         aud: req.clientId,
         sub: req.personId,
         oid: req.orgId,

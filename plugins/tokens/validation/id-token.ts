@@ -1,5 +1,6 @@
 import { decodeProtectedHeader, errors, type JWTPayload } from 'jose';
 import type { VerifiedIdToken } from '../../../core/capabilities/token-issuer.ts';
+import { isIssuerOf } from '../../../core/tokens/issuers.ts';
 import type { TokenKeys } from '../issue/keys.ts';
 
 /** Longer than any ID token this service signs: a bigger hint is no ID token of ours. */
@@ -32,10 +33,12 @@ export function createIdTokenVerifier(deps: { keys: TokenKeys; issuer: string })
       return undefined;
     }
     const claims = await signedPayload(deps.keys, token);
-    if (!claims || claims.iss !== deps.issuer) return undefined;
+    if (!claims) return undefined;
     const { aud, oid, sub, sid, iat, exp } = claims;
     if (typeof oid !== 'string' || typeof sub !== 'string' || typeof aud !== 'string' || aud === oid)
       return undefined;
+    // The deployment's issuer, or the organization's own for a client bound to it.
+    if (!isIssuerOf(claims.iss, deps.issuer, oid)) return undefined;
     if (typeof iat !== 'number' || typeof exp !== 'number') return undefined;
     return {
       orgId: oid,

@@ -4,6 +4,7 @@ import type { InvalidReason } from '../../../core/capabilities/token-issuer.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { JsonValue } from '../../../core/ports/event-bus.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
+import { isIssuerOf } from '../../../core/tokens/issuers.ts';
 import type { TokenKeys } from '../issue/keys.ts';
 import { tokensRevoked } from '../schema.ts';
 import { issuedAtMs } from './person-revocation.ts';
@@ -95,7 +96,10 @@ export function createValidator(deps: ValidatorDeps) {
       const checked = await verify(token);
       if (!checked.valid) return checked;
       const { claims } = checked;
-      if (claims.iss !== issuer) return { valid: false, reason: 'wrong_issuer' };
+      // The deployment's issuer, or the organization's own (an ID token of a client bound to it).
+      const ofIssuer =
+        typeof claims.oid === 'string' ? isIssuerOf(claims.iss, issuer, claims.oid) : claims.iss === issuer;
+      if (!ofIssuer) return { valid: false, reason: 'wrong_issuer' };
       if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.oid !== 'string')
         return { valid: false, reason: 'malformed' };
       if (!isIdentityAudience(claims)) return { valid: false, reason: 'wrong_token_type' };
