@@ -16,6 +16,7 @@ import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { tokenExchangeGrant } from './grants/token-exchange.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
+import { dynamicRegistrationRoutes } from './registration/index.ts';
 import { createAssertionReplayStore } from './store/assertions.ts';
 import { clientSecretsSealed, createClientStore } from './store/clients.ts';
 import { createAccessTokens } from './tokens/access-tokens.ts';
@@ -127,6 +128,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       return {
         routes: clientRoutes(ctx, store, clients, defaults)
           .use(uiConfigurationRoutes(ctx, store, clients))
+          .use(dynamicRegistrationRoutes(ctx, store, clients))
           .use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],
