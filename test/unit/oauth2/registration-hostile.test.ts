@@ -139,6 +139,16 @@ describe('open registration that must not register', () => {
     await expectRegistrationError(await postJson(t, orgRegister(other.id), MCP_CLIENT), 401, 'invalid_token');
   });
 
+  it('does not fall back to open registration for a bad token', async () => {
+    const theirs = await issueToken(t, {}, asOther());
+    for (const token of ['oit_unknown', theirs.token])
+      await expectRegistrationError(
+        await postJson(t, orgRegister(t.org.id), MCP_CLIENT, bearer(token)),
+        401,
+        'invalid_token',
+      );
+  });
+
   it('refuses a confidential client, client_credentials and token exchange', async () => {
     const secret = await postJson(t, orgRegister(t.org.id), {
       ...MCP_CLIENT,
