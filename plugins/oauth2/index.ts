@@ -44,7 +44,8 @@ function checked(name: string, value: number, min: number, max: number): number 
  * (the authorization endpoint adds authorization_code and refresh_token, from grants/ with their stores).
  * Its folders: clients/ (the client API, cache, authentication, hosted-UI configuration), tokens/ (the
  * token endpoint, introspection, revocation, access tokens, the grant registry), grants/ (every grant),
- * store/ (clients and revoked access tokens).
+ * store/ (clients and revoked access tokens), registration/ (dynamic registration, RFC 7591 and 7592:
+ * initial access tokens, open registration, the registration and client configuration endpoints).
  *
  * @example
  * defineService({ plugins: [tokens(), oauth2({ accessTokenLifetimeSeconds: 900 })] })
