@@ -116,14 +116,15 @@ export function registrationBody(
   organizationIssuer: boolean,
 ): CreateBody {
   const given = known(json);
-  const grantTypes = Array.isArray(given.grant_types) ? given.grant_types : ['authorization_code'];
+  // RFC 7591 §2's default; a value that is no array goes to the schema as it is, which names the rule.
+  const grantTypes: unknown = given.grant_types ?? ['authorization_code'];
   const method = given.token_endpoint_auth_method ?? mode.defaultMethod;
   if (mode.open) {
     if (method !== 'none')
       throw invalidMetadata(
         `token_endpoint_auth_method: open registration makes public clients only (none, with PKCE); ${JSON.stringify(String(method).slice(0, 40))} needs an initial access token from an administrator`,
       );
-    const confidential = grantTypes.find(
+    const confidential = (Array.isArray(grantTypes) ? grantTypes : []).find(
       (g) => g === 'client_credentials' || g === 'urn:ietf:params:oauth:grant-type:token-exchange',
     );
     if (confidential !== undefined)
