@@ -16,6 +16,7 @@ import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { tokenExchangeGrant } from './grants/token-exchange.ts';
 import { migrations } from './migrations/index.ts';
 import { type OAuth2Options, oauth2Settings } from './options.ts';
+import { dynamicRegistrationRoutes } from './registration/index.ts';
 import { createAssertionReplayStore } from './store/assertions.ts';
 import { clientSecretsSealed, createClientStore } from './store/clients.ts';
 import { createAccessTokens } from './tokens/access-tokens.ts';
@@ -43,7 +44,8 @@ function checked(name: string, value: number, min: number, max: number): number 
  * (the authorization endpoint adds authorization_code and refresh_token, from grants/ with their stores).
  * Its folders: clients/ (the client API, cache, authentication, hosted-UI configuration), tokens/ (the
  * token endpoint, introspection, revocation, access tokens, the grant registry), grants/ (every grant),
- * store/ (clients and revoked access tokens).
+ * store/ (clients and revoked access tokens), registration/ (dynamic registration, RFC 7591 and 7592:
+ * initial access tokens, open registration, the registration and client configuration endpoints).
  *
  * @example
  * defineService({ plugins: [tokens(), oauth2({ accessTokenLifetimeSeconds: 900 })] })
@@ -127,6 +129,7 @@ export const oauth2 = (options: OAuth2Options = {}) => {
       return {
         routes: clientRoutes(ctx, store, clients, defaults)
           .use(uiConfigurationRoutes(ctx, store, clients))
+          .use(dynamicRegistrationRoutes(ctx, store, clients))
           .use(tokenRoutes(endpoints)),
         direct: tokenDirectRoutes(endpoints),
         workers: [lastUsed.worker],

@@ -112,6 +112,13 @@ export const oauth2DpopProofs = pgTable(
   (t) => [index('oauth2_dpop_proofs_expires_idx').on(t.expiresAt)],
 );
 
+// Dynamic registration's tables (RFC 7591, 7592), kept beside their code; exported here for migrations.
+export {
+  oauth2RegisteredClients,
+  oauth2RegistrationPolicies,
+  oauth2RegistrationTokens,
+} from './registration/tables.ts';
+
 // ---------------------------------------------------------------------------------------------------
 // The API's shapes (docs/spec/reference/oauth2.openapi.yml: OAuth2Client, PostOAuth2ClientRequest, ...).
 
