@@ -59,6 +59,10 @@ export const oauth2Clients = pgTable(
     contacts: jsonb('contacts').$type<string[]>().notNull().default([]),
     softwareId: text('software_id'),
     softwareVersion: text('software_version'),
+    /** RFC 9126 §6: its authorization requests must be pushed (POST /oauth2/par) first. */
+    requirePushedAuthorizationRequests: boolean('require_pushed_authorization_requests')
+      .notNull()
+      .default(false),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );
