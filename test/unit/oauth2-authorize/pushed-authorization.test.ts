@@ -358,6 +358,38 @@ describe('a DPoP-bound pushed request (RFC 9449 §10)', () => {
   });
 });
 
+describe('dpop_jkt on a plain authorization request (RFC 9449 §10)', () => {
+  it('binds the code too: another key is refused, a malformed thumbprint redirects invalid_request', async () => {
+    const config = await configOf(publicClient);
+    const key = await openid.randomDPoPKeyPair('ES256');
+    const jkt = await calculateJwkThumbprint(await exportJWK(key.publicKey), 'sha256');
+    const { params, verifier, state } = await request({ dpop_jkt: jkt });
+    const url = openid.buildAuthorizationUrl(config, params);
+    const person = await s.person();
+    const callback = await loginByHttp(s, url, person.handle.value, person.password);
+    const thief = openid.getDPoPHandle(config, await openid.randomDPoPKeyPair('ES256'));
+    const refused = await refusal(
+      openid.authorizationCodeGrant(
+        config,
+        callback,
+        { pkceCodeVerifier: verifier, expectedState: state },
+        undefined,
+        { DPoP: thief },
+      ),
+    );
+    expect(refused.error).toBe('invalid_grant');
+
+    const bad = openid.buildAuthorizationUrl(config, (await request({ dpop_jkt: 'short' })).params);
+    const res = await fetch(bad, { redirect: 'manual' });
+    await expectStatus(res, 302);
+    const location = new URL(res.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/dpop_jkt must be/);
+    const pushed = await push(publicClient, { dpop_jkt: 'short' });
+    await expectOAuthError(pushed.res, 400, 'invalid_request', /dpop_jkt must be/);
+  });
+});
+
 // Last: the clock moves on past the request's lifetime (proofs and tokens made later would be off).
 describe('an expired request_uri', () => {
   it('is an invalid_request_uri page once its 60 seconds have passed', async () => {
