@@ -52,6 +52,8 @@ export {
   type OAuthGrant,
   type OAuthGrantRequest,
   type OAuthGrantType,
+  type OAuthPushedAuthorization,
+  type OAuthPushedAuthorizationResponse,
   type OAuthTokenResponse,
   type OAuthTokenStore,
   oauth2Server,

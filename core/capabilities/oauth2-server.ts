@@ -40,6 +40,11 @@ export interface OAuthClient {
    * False: a third-party app, shown a consent page naming it and the scopes.
    */
   firstParty: boolean;
+  /**
+   * Whether its authorization requests must be pushed first (RFC 9126 §6, its
+   * `require_pushed_authorization_requests`): a request without a pushed `request_uri` is refused.
+   */
+  requirePushedAuthorizationRequests: boolean;
   /** Seconds its access tokens live (its access_token_duration, else the deployment's default). */
   accessTokenLifetime?: number;
   /** Seconds its refresh tokens live (its refresh_token_duration, else the deployment's default). */
@@ -255,6 +260,24 @@ export interface OAuthDeviceAuthorization {
   handle(request: OAuthGrantRequest): Promise<OAuthDeviceAuthorizationResponse>;
 }
 
+/** The pushed authorization request endpoint's success body (RFC 9126 §2.2), answered 201 with no-store. */
+export interface OAuthPushedAuthorizationResponse {
+  /** `urn:ietf:params:oauth:request_uri:<random>`: what the authorization request names with client_id. */
+  request_uri: string;
+  /** Seconds the request_uri may be used in. */
+  expires_in: number;
+}
+
+/**
+ * The handler of POST /oauth2/par (RFC 9126 §2): called with a client the endpoint authenticated (as the
+ * token endpoint does), the form without the client's credentials nor `request_uri` (refused there), and
+ * the key of the request's DPoP proof when it had one (RFC 9449 §10). It validates the parameters as the
+ * authorization endpoint would and stores them; a refusal is an OAuthError.
+ */
+export interface OAuthPushedAuthorization {
+  handle(request: OAuthGrantRequest): Promise<OAuthPushedAuthorizationResponse>;
+}
+
 /** A handler of one grant type at the token endpoint. */
 export interface OAuthGrant {
   type: OAuthGrantType;
@@ -318,6 +341,11 @@ export interface OAuth2Server {
    * unsupported_grant_type.
    */
   setDeviceAuthorization(handler: OAuthDeviceAuthorization): void;
+  /**
+   * Registers the handler of the pushed authorization request endpoint (the plugin with the
+   * authorization endpoint); a second one is a start-up error. Without one the endpoint is not offered.
+   */
+  setPushedAuthorization(handler: OAuthPushedAuthorization): void;
   /** Registers a store of opaque tokens that introspection and revocation consult. */
   addTokenStore(store: OAuthTokenStore): void;
 }

@@ -11,6 +11,11 @@ export const AuthorizeErrors = defineErrors({
   INVALID_CLIENT: { status: 400, message: detail },
   /** redirect_uri missing, repeated, or not exactly one of the client's. */
   INVALID_REDIRECT_URI: { status: 400, message: detail },
+  /**
+   * RFC 9126 §4 (invalid_request_uri): a request_uri that names no pushed request of this client (used,
+   * expired, another client's, unknown). Never redirected: its redirect URI is not known to be the client's.
+   */
+  INVALID_REQUEST_URI: { status: 400, message: detail },
   /** The form names no login under way: expired, already finished, or never started. */
   LOGIN_NOT_FOUND: { status: 400, message: detail },
   /** The form did not come from the browser that opened the login (no cookie, another cookie, another origin). */

@@ -12,6 +12,7 @@ import { requestContextReader } from '../../core/http/sign-in-context.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { createTokenBuckets } from '../../core/rate-limit/index.ts';
 import { authorizationCodeGrant, deviceCodeGrant, refreshTokenGrant } from '../oauth2/grants/index.ts';
+import { pushedAuthorization } from './authorize/pushed.ts';
 import { authorizeRoutes } from './authorize/routes.ts';
 import { createOAuth2ConsentRevoker } from './consent/revoke.ts';
 import { oauth2ConsentRoutes } from './consent/routes.ts';
@@ -39,6 +40,7 @@ import { createFamilyStore } from './store/families.ts';
 import { createLoginStore } from './store/logins.ts';
 import { forgetDeletedPerson } from './store/person-deleted.ts';
 import { revokePersonGrants } from './store/person-revocation.ts';
+import { createPushedRequestStore } from './store/pushed-requests.ts';
 import { createClientPersonRevoker, createFamilyRevoker } from './store/revoke-grants.ts';
 import { sweeper } from './store/sweeper.ts';
 import { createMint } from './tokens/mint.ts';
@@ -126,6 +128,20 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
       const devices = createDeviceStore({ storage, clock, secrets: ctx.secrets });
       server.addGrant(deviceCodeGrant({ ...issuing, devices: devices.codes, clock, revokeFamily }));
       server.setDeviceAuthorization(deviceAuthorization({ devices, baseUrl }));
+      // RFC 9126: the oauth2 plugin's POST /oauth2/par authenticates the client; the request is checked here.
+      const pushed = createPushedRequestStore({
+        storage,
+        clock,
+        lifetimeMs: s.OAUTH2_PAR_LIFETIME_SECONDS * 1000,
+      });
+      server.setPushedAuthorization(
+        pushedAuthorization({
+          server,
+          store: pushed,
+          baseUrl,
+          lifetimeSeconds: s.OAUTH2_PAR_LIFETIME_SECONDS,
+        }),
+      );
       server.addTokenStore(
         createRefreshTokenStore({
           server,
@@ -185,6 +201,7 @@ export const oauth2Authorize = (options: OAuth2AuthorizeOptions = {}) => {
         cookieMaxAge: ttlSeconds,
         sessionCookies: cookies,
         formPostScript,
+        pushed,
       });
       const mint = createMint({ ...issuing, issuer, clock, headerPrefix: ctx.config.headerPrefix });
       const consentRoutes = oauth2ConsentRoutes(ctx, {

@@ -35,6 +35,13 @@ export const oauth2AuthorizeSettings = declareSettings('oauth2Authorize', {
     option: 'authorizeRateLimit',
     description: 'authorization requests a minute / burst per client address',
   },
+  OAUTH2_PAR_LIFETIME_SECONDS: {
+    kind: integer(10, 600),
+    default: 60,
+    option: 'parLifetimeSeconds',
+    description:
+      'seconds a pushed authorization request (POST /oauth2/par, RFC 9126) may be used in: its request_uri expires_in',
+  },
   OAUTH2_DEVICE_CODE_RATE_LIMIT: {
     kind: rate(),
     default: { perMinute: 10, burst: 10 },

@@ -48,6 +48,8 @@ export const oauth2AuthorizeLogins = pgTable(
     /** Milliseconds since the epoch. */
     expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
     usedAt: bigint('used_at', { mode: 'number' }),
+    /** The DPoP key the code is to be bound to (RFC 9449 §10, `dpop_jkt`); null: none. */
+    dpopJkt: text('dpop_jkt'),
   },
   (t) => [index('oauth2_authorize_logins_expires_idx').on(t.expiresAt)],
 );
@@ -83,8 +85,34 @@ export const oauth2AuthorizeCodes = pgTable(
     accessJti: text('access_jti'),
     /** Its expiry, seconds since the epoch. */
     accessExp: bigint('access_exp', { mode: 'number' }),
+    /**
+     * The JWK thumbprint of the DPoP key the authorization request bound the code to (RFC 9449 §10:
+     * `dpop_jkt`, or the proof of its pushed request): the exchange needs a proof by that key. Null: none.
+     */
+    dpopJkt: text('dpop_jkt'),
   },
   (t) => [index('oauth2_authorize_codes_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Pushed authorization requests (RFC 9126): the parameters a client pushed to POST /oauth2/par, checked
+ * as the authorization endpoint checks them, waiting for the authorization request that names them by
+ * `request_uri`. Kept as the SHA-256 of the request_uri's random part; single-use (`used_at`) and
+ * short-lived. In the database, so that whichever replica the browser reaches finds it.
+ */
+export const oauth2AuthorizePushedRequests = pgTable(
+  'oauth2_authorize_pushed_requests',
+  {
+    requestHash: text('request_hash').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    clientId: text('client_id').notNull(),
+    /** The authorization request's parameters as pushed (a JSON object of strings), client_id included. */
+    params: text('params').notNull(),
+    /** Milliseconds since the epoch. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    usedAt: bigint('used_at', { mode: 'number' }),
+  },
+  (t) => [index('oauth2_authorize_pushed_requests_expires_idx').on(t.expiresAt)],
 );
 
 /**

@@ -64,6 +64,10 @@ export const oauth2Clients = pgTable(
      * rather than the deployment's: see core/tokens/issuers.ts.
      */
     organizationIssuer: boolean('organization_issuer').notNull().default(false),
+    /** RFC 9126 §6: its authorization requests must be pushed (POST /oauth2/par) first. */
+    requirePushedAuthorizationRequests: boolean('require_pushed_authorization_requests')
+      .notNull()
+      .default(false),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );

@@ -88,6 +88,32 @@ function onPostgres(title: string, streamPrefix?: string) {
       expect(new Set(racing.map((r) => r.json.refresh_token)).size).toBe(8);
     });
 
+    it('signs in with a pushed request (RFC 9126) whose request_uri one of eight concurrent uses gets', async () => {
+      const as = await discover(s);
+      const { url, verifier, state } = await authorizationUrl(as, client.client_id);
+      const { client_id: _, ...pushedParams } = Object.fromEntries(url.searchParams);
+      const pushed = await postForm(s, '/oauth2/par', client, pushedParams);
+      await expectStatus(pushed, 201);
+      const byReference = new URL(as.authorization_endpoint!);
+      byReference.search = new URLSearchParams({
+        client_id: client.client_id,
+        request_uri: String(pushed.json.request_uri),
+      }).toString();
+      // Concurrent uses: one opens the login, the others are the invalid_request_uri page.
+      const racing = await Promise.all(
+        Array.from({ length: 8 }, () => fetch(byReference, { redirect: 'manual' })),
+      );
+      expect(racing.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+      // A second pushed request goes through the login to a code.
+      const again = await postForm(s, '/oauth2/par', client, pushedParams);
+      byReference.searchParams.set('request_uri', String(again.json.request_uri));
+      const person = await s.person();
+      const callback = await loginByHttp(s, byReference, person.handle.value, person.password);
+      expect(callback.searchParams.get('state')).toBe(state);
+      const res = await exchange(s, client, callback.searchParams.get('code')!, verifier);
+      await expectStatus(res, 200);
+    });
+
     it('of two concurrent exchanges of one code, leaves no token standing', async () => {
       const { code, verifier } = await obtainCode(s, client);
       const both = await Promise.all([

@@ -3,9 +3,9 @@ import type { DocumentDecoration } from 'elysia';
 /** The authorization request's parameters: name, required, description (GET query or POST form). */
 const PARAMETERS: [name: string, required: boolean, description?: string][] = [
   ['client_id', true],
-  ['redirect_uri', true],
-  ['response_type', true, 'code'],
-  ['scope', true, 'space-delimited, within the client scopes'],
+  ['redirect_uri', false, 'required, but with request_uri'],
+  ['response_type', false, 'code; required, but with request_uri'],
+  ['scope', false, 'space-delimited, within the client scopes; required, but with request_uri'],
   ['state', false],
   ['code_challenge', false, 'BASE64URL(SHA256(code_verifier)); required for public clients'],
   ['code_challenge_method', false, 'S256'],
@@ -24,11 +24,20 @@ const PARAMETERS: [name: string, required: boolean, description?: string][] = [
     "the client_id of an SSO credential of the client's organization enabled for the authorization server: skips the page and goes straight to that provider (a credential not offered answers the page with a message)",
   ],
   ['request', false, 'not supported: answered request_not_supported'],
-  ['request_uri', false, 'not supported: answered request_uri_not_supported'],
+  [
+    'request_uri',
+    false,
+    "RFC 9126: the request_uri POST /oauth2/par answered, beside client_id: the pushed parameters are used and any other is ignored; good once. Used, expired, unknown or another client's: an HTML error page, invalid_request_uri",
+  ],
+  [
+    'dpop_jkt',
+    false,
+    'RFC 9449 section 10: the JWK SHA-256 thumbprint of the DPoP key the code is bound to; its exchange needs a proof by that key',
+  ],
 ];
 
 const DESCRIPTION =
-  "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, invalid_target, login_required, request_not_supported, request_uri_not_supported), `error_description`, `state` and `iss`. A parameter given twice is refused. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.";
+  "RFC 6749 §4.1.1 with PKCE (RFC 7636). `client_id` and `redirect_uri` (exactly one of the client's) are checked first: a problem with either is an HTML error page, never a redirect. Every later problem redirects to the client with `error` (invalid_request, unauthorized_client, unsupported_response_type, invalid_scope, invalid_target, login_required, request_not_supported), `error_description`, `state` and `iss`. A parameter given twice is refused. With `request_uri` (RFC 9126), the parameters are those the client pushed to POST /oauth2/par; a client with require_pushed_authorization_requests gets invalid_request without one. `code_challenge_method` must be S256 (plain is refused); public clients must send a `code_challenge`. A valid request answers the sign-in page (no script, no external asset, a strict Content-Security-Policy, not framable) and sets an httpOnly cookie binding the login to the browser; after the login the browser is redirected (303) with `code`, `state` and `iss`. Codes are single-use and live 60 s. With SSO sign-in enabled, the page also shows one button per SSO credential of the client's organization with `enable_in_service_oidc_authz_server` (POST /oauth2/authorize/sso), and `idp` names one to go straight to its provider.";
 
 const responses = (bad: string): DocumentDecoration['responses'] => ({
   200: { description: 'The sign-in page', content: { 'text/html': { schema: { type: 'string' as const } } } },

@@ -18,6 +18,11 @@ export interface AuthorizeRequest extends OidcParams {
   loginHint: string | undefined;
   /** `idp`: the client ID of an SSO credential to go straight to, skipping the page. */
   idp: string | undefined;
+  /**
+   * The JWK thumbprint of the DPoP key the code is bound to (RFC 9449 §10: `dpop_jkt`, or the proof
+   * of the pushed request); undefined: not bound.
+   */
+  dpopJkt: string | undefined;
 }
 
 /** A refusal sent back to the client's (trusted) redirect URI, per RFC 6749 §4.1.2.1. */
@@ -36,6 +41,8 @@ export type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; ref
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 9449 §10: a JWK SHA-256 thumbprint (RFC 7638), base64url: 43 characters too. */
+const JKT = S256_CHALLENGE;
 const MAX = { state: 2048, nonce: 512, scope: 2048, loginHint: 320, idp: 512 } as const;
 
 /** The one value of a parameter; undefined when absent, `null` when repeated (RFC 6749 §3.1 forbids it). */
@@ -46,14 +53,17 @@ function single(params: URLSearchParams, name: string): string | undefined | nul
 }
 
 /**
- * Validates an authorization request (the query of a GET, the form of a POST). The client and its redirect URI come first: until both hold, a problem
+ * Validates an authorization request (the query of a GET, the form of a POST, or the parameters a
+ * client pushed, RFC 9126). The client and its redirect URI come first: until both hold, a problem
  * is thrown as an AuthorizeErrors page error (never redirected, or the endpoint would be an open
- * redirector). Every later problem is answered as a redirect to the client with `error`.
+ * redirector). Every later problem is answered as a redirect to the client with `error`. `pushed`:
+ * the parameters were pushed (POST /oauth2/par), which a client that requires it must do.
  */
 export async function checkAuthorizeRequest(
   server: OAuth2Server,
   params: URLSearchParams,
   publicBaseUrl: string,
+  o: { pushed?: boolean } = {},
 ): Promise<Checked> {
   const clientId = single(params, 'client_id');
   if (clientId === null) throw AuthorizeErrors.INVALID_CLIENT('client_id must be given once; it is repeated');
@@ -89,8 +99,15 @@ export async function checkAuthorizeRequest(
   // (the request object's would win over them). Checked first: the others may be only in the object.
   if (params.has('request'))
     return refuse('request_not_supported', 'request (a request object) is not supported by this service');
+  // A request_uri of a pushed request is resolved before (authorize/pushed.ts): one here is not ours.
   if (params.has('request_uri'))
-    return refuse('request_uri_not_supported', 'request_uri is not supported by this service');
+    return refuse('invalid_request_uri', 'request_uri names no pushed authorization request of this client');
+  // RFC 9126 §6: such a client's every authorization request goes through POST /oauth2/par.
+  if (client.requirePushedAuthorizationRequests && !o.pushed)
+    return refuse(
+      'invalid_request',
+      'this client must push its authorization requests (require_pushed_authorization_requests): POST them to the pushed_authorization_request_endpoint and send client_id and request_uri here',
+    );
 
   if (!client.grantTypes.includes('authorization_code'))
     return refuse('unauthorized_client', 'this client may not use the authorization_code grant');
@@ -148,6 +165,12 @@ export async function checkAuthorizeRequest(
   const idp = params.get('idp') ?? undefined;
   if (idp !== undefined && (idp.length === 0 || idp.length > MAX.idp))
     return refuse('invalid_request', `idp must be 1 to ${MAX.idp} characters`);
+  const dpopJkt = params.get('dpop_jkt') || undefined;
+  if (dpopJkt !== undefined && !JKT.test(dpopJkt))
+    return refuse(
+      'invalid_request',
+      'dpop_jkt must be the JWK SHA-256 thumbprint of a DPoP key: 43 base64url characters (RFC 9449 section 10)',
+    );
 
   return {
     ok: true,
@@ -162,6 +185,7 @@ export async function checkAuthorizeRequest(
       resource,
       loginHint: hint && hint.length <= MAX.loginHint ? hint : undefined,
       idp,
+      dpopJkt,
     },
   };
 }

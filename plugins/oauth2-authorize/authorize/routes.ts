@@ -18,6 +18,7 @@ import type { Login } from '../login/login.ts';
 import { errorPage } from '../login/page.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
 import { digest } from '../store/digest.ts';
+import type { PushedRequestStore } from '../store/pushed-requests.ts';
 import { type createUserInfo, postedAuthorization } from '../tokens/userinfo.ts';
 import {
   consentDoc,
@@ -33,6 +34,7 @@ import {
 } from './docs.ts';
 import { emailCodeDoc, emailCodeVerifyDoc, secondFactorEmailDoc } from './email-code-docs.ts';
 import { passkeyRoutes } from './passkey-routes.ts';
+import { burnPushed, resolvePushed } from './pushed.ts';
 import { checkAuthorizeRequest } from './request.ts';
 
 export interface AuthorizeRouteDeps {
@@ -50,6 +52,8 @@ export interface AuthorizeRouteDeps {
   sessionCookies: SessionCookies;
   /** The CSP source of the auto-submitting form's script (formPostScriptSource()). */
   formPostScript: string;
+  /** Pushed authorization requests (RFC 9126), named by request_uri. */
+  pushed: PushedRequestStore;
 }
 
 /** Headers from records, each `set-cookie` its own header line (a browser and a session cookie). */
@@ -179,31 +183,38 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
             headers: { 'retry-after': String(take.retryAfterSeconds) },
           })(`too many sign-ins started from this address; retry after ${take.retryAfterSeconds} s`);
       }
-      const params = await readParams();
-      const checked = await checkAuthorizeRequest(deps.server, params, deps.baseUrl);
-      if (!checked.ok) {
-        const refusal = deps.login.refusal(checked.refusal);
-        return refusal.kind === 'redirect' ? redirect(302, refusal.location) : render(refusal);
-      }
+      const sent = await readParams();
+      // RFC 9126 §4: client_id and request_uri stand for the parameters the client pushed.
+      const resolved = await resolvePushed(sent, deps.pushed);
+      const checked = await checkAuthorizeRequest(deps.server, resolved.params, deps.baseUrl, {
+        pushed: resolved.pushed,
+      });
       // A POST from another site brings no SameSite=Lax cookie, so a signed-in person would be asked to
       // sign in again: the browser posts the same form once more, from this origin, with its cookies.
       // Its answer may redirect to the client, which form-action must allow. Only a top-level page
       // (in another site's frame the cookie stays out, and the page may not be framed), and not with
       // idp (straight to a provider whose origin the page does not know: it goes on without the session).
-      const valid = checked.request;
+      // A pushed request is posted again as sent (client_id and request_uri), not used up yet.
       if (
+        checked.ok &&
         request.method === 'POST' &&
         request.headers.get('sec-fetch-site') === 'cross-site' &&
         request.headers.get('sec-fetch-dest') === 'document' &&
-        valid.idp === undefined
+        checked.request.idp === undefined
       )
         return page(
           200,
-          formPostPage(`${deps.baseUrl}/oauth2/authorize`, Object.fromEntries(params)),
-          [new URL(valid.redirectUri).origin],
+          formPostPage(`${deps.baseUrl}/oauth2/authorize`, Object.fromEntries(sent)),
+          [new URL(checked.request.redirectUri).origin],
           {},
           { scripts: [deps.formPostScript] },
         );
+      // Single use (RFC 9126 §4): of two requests naming one request_uri, one goes on.
+      if (resolved.pushed) await burnPushed(resolved, deps.pushed);
+      if (!checked.ok) {
+        const refusal = deps.login.refusal(checked.refusal);
+        return refusal.kind === 'redirect' ? redirect(302, refusal.location) : render(refusal);
+      }
       const browser = browserCookie.take(request);
       const session = deps.sessionCookies.sent(request, checked.request.client.orgId);
       const answer = await deps.login.open(checked.request, browser.value, session, rc);

@@ -168,6 +168,7 @@ export function deviceRoutes(deps: DeviceRouteDeps) {
         resource: undefined,
         loginHint: undefined,
         idp: undefined,
+        dpopJkt: undefined,
         prompt: new Set(),
         maxAge: undefined,
         idTokenHint: undefined,

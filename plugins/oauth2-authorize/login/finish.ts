@@ -233,6 +233,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
       methods: session.factors.map((f) => f.method),
       authTime: minted.authTime,
       idToken: minted.idToken,
+      dpopJkt: login.dpopJkt,
     });
     return answer(login, { code, state: login.state });
   }

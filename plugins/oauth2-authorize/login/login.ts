@@ -285,6 +285,7 @@ export function createLogin(deps: LoginDeps) {
         acrValues: request.acrValues,
         prompt: [...request.prompt],
         sessionId: undefined,
+        ...(request.dpopJkt !== undefined ? { dpopJkt: request.dpopJkt } : {}),
       };
       const session = await sessionSignIn.live(login.orgId, sessionSecret);
       const refuse = (error: string, description: string) =>

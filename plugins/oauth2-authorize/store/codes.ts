@@ -29,10 +29,13 @@ export interface IssuedCode {
   claims: ClaimsRequest | undefined;
   /** The sign-in session the code came from. */
   sessionId: string;
+  /** The DPoP key the exchange must prove (RFC 9449 §10); undefined: none. */
+  dpopJkt?: string | undefined;
 }
 
-export interface RedeemedCode extends Omit<IssuedCode, 'methods' | 'claims' | 'sessionId'> {
+export interface RedeemedCode extends Omit<IssuedCode, 'methods' | 'claims' | 'sessionId' | 'dpopJkt'> {
   userinfoClaims: string[];
+  dpopJkt: string | undefined;
   codeHash: string;
   familyId: string;
 }
@@ -65,6 +68,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
       familyId: row.familyId,
       idToken: await secrets.open(row.idToken, sealContext(row.codeHash)),
       userinfoClaims: userinfoClaimsOf(row.claims),
+      dpopJkt: row.dpopJkt ?? undefined,
     };
   }
 
@@ -102,6 +106,7 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           authTime: issued.authTime,
           familyId,
           idToken,
+          dpopJkt: issued.dpopJkt ?? null,
           expiresAt: now + CODE_TTL_MS,
         });
       });

@@ -38,6 +38,8 @@ export interface PendingLogin {
   pending?: PendingSignIn | undefined;
   /** The digest of the cookie of the browser that opened it (as stored; not part of a new login). */
   browserHash?: string;
+  /** The DPoP key the code is to be bound to (RFC 9449 §10); absent: none. */
+  dpopJkt?: string | undefined;
 }
 
 /** The first factor of a sign-in waiting for its second. */
@@ -92,6 +94,7 @@ const pendingOf = (row: typeof oauth2AuthorizeLogins.$inferSelect): PendingLogin
   sessionId: row.sessionId ?? undefined,
   ...(row.pending ? { pending: JSON.parse(row.pending) as PendingSignIn } : {}),
   browserHash: row.browserHash,
+  ...(row.dpopJkt !== null ? { dpopJkt: row.dpopJkt } : {}),
 });
 
 /** Logins under way: started by the authorization endpoint, finished (once) by the hosted form. */
@@ -126,6 +129,7 @@ export function createLoginStore(deps: { storage: Storage; clock: Clock; ttlMs: 
         prompt: login.prompt.length ? login.prompt.join(' ') : null,
         sessionId: login.sessionId ?? null,
         pending: login.pending ? JSON.stringify(login.pending) : null,
+        dpopJkt: login.dpopJkt ?? null,
         expiresAt: clock.now() + deps.ttlMs,
       });
     },

@@ -8,6 +8,7 @@ import {
   oauth2AuthorizeDevices,
   oauth2AuthorizeFamilies,
   oauth2AuthorizeLogins,
+  oauth2AuthorizePushedRequests,
   oauth2AuthorizeRefreshTokens,
 } from '../schema.ts';
 
@@ -18,7 +19,7 @@ const KEEP_MS = 3_600_000;
  * Deletes what can no longer be used nor needs recognising: logins, codes (once the access token their
  * exchange issued has expired, and no refresh token of their grant is left: a code replayed while its
  * grant lives still revokes it, RFC 6749 §4.1.2), refresh tokens, and families left with neither tokens
- * nor codes, and device authorizations (the grant answers expired_token until then).
+ * nor codes, device authorizations (the grant answers expired_token until then) and pushed requests.
  */
 export async function sweep(storage: Storage, now: number): Promise<void> {
   const before = now - KEEP_MS;
@@ -26,6 +27,9 @@ export async function sweep(storage: Storage, now: number): Promise<void> {
   const c = oauth2AuthorizeCodes;
   await storage.db.delete(oauth2AuthorizeLogins).where(lt(oauth2AuthorizeLogins.expiresAt, before));
   await storage.db.delete(oauth2AuthorizeDevices).where(lt(oauth2AuthorizeDevices.expiresAt, before));
+  await storage.db
+    .delete(oauth2AuthorizePushedRequests)
+    .where(lt(oauth2AuthorizePushedRequests.expiresAt, before));
   // Refresh tokens first: a code goes once its grant has none left.
   await storage.db
     .delete(oauth2AuthorizeRefreshTokens)

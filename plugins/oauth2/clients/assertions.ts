@@ -51,7 +51,14 @@ export function createAssertionVerifier(deps: {
 }) {
   const { clock, secrets, keySets, replay, issuer } = deps;
   const tokenEndpoint = `${issuer}/oauth2/tokens`;
-  const audiences = [issuer, tokenEndpoint, `${tokenEndpoint}/introspect`, `${tokenEndpoint}/revoke`];
+  // RFC 9126 §2: the pushed authorization request endpoint is an audience too.
+  const audiences = [
+    issuer,
+    tokenEndpoint,
+    `${tokenEndpoint}/introspect`,
+    `${tokenEndpoint}/revoke`,
+    `${issuer}/oauth2/par`,
+  ];
 
   const options = (client: KnownClient['client'], algorithms: readonly string[]) => ({
     algorithms: [...algorithms],

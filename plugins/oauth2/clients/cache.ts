@@ -58,6 +58,7 @@ export function toOAuthClient(
     ...(row.backchannelLogoutUri !== null ? { backchannelLogoutUri: row.backchannelLogoutUri } : {}),
     backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired,
     firstParty: row.firstParty,
+    requirePushedAuthorizationRequests: row.requirePushedAuthorizationRequests,
     accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     ui: row.uiConfiguration ?? {},

@@ -95,5 +95,7 @@ export function metadataInput(
   if (body.contacts !== undefined) input.contacts = unique(body.contacts);
   if (body.software_id !== undefined) input.softwareId = body.software_id;
   if (body.software_version !== undefined) input.softwareVersion = body.software_version;
+  if (body.require_pushed_authorization_requests !== undefined)
+    input.requirePushedAuthorizationRequests = body.require_pushed_authorization_requests;
   return input;
 }

@@ -172,6 +172,14 @@ export const metadataCreateEntries = {
     v.nullable(text256('An identifier of the client software, the same for all its instances (RFC 7591).')),
   ),
   software_version: v.optional(v.nullable(text256('The version of the client software (RFC 7591).'))),
+  require_pushed_authorization_requests: v.optional(
+    v.pipe(
+      v.boolean('must be true or false'),
+      v.description(
+        'RFC 9126 section 6: true, its authorization requests must be pushed first (POST /oauth2/par) and the authorization endpoint refuses one without the request_uri it answered. Default false.',
+      ),
+    ),
+  ),
 };
 
 /** The RFC 7591 members of a PATCH body: left out, kept; null removes a URL, the keys or a software member. */
@@ -199,5 +207,9 @@ export const metadataResponseEntries = {
   software_id: v.optional(v.pipe(v.string(), v.description('Its software; absent when none.'))),
   software_version: v.optional(
     v.pipe(v.string(), v.description('The version of its software; absent when none.')),
+  ),
+  require_pushed_authorization_requests: v.pipe(
+    v.boolean(),
+    v.description('Whether its authorization requests must be pushed first (RFC 9126 section 6).'),
   ),
 };

@@ -38,6 +38,7 @@ export function toClientResponse(
     contacts: row.contacts,
     ...(row.softwareId !== null ? { software_id: row.softwareId } : {}),
     ...(row.softwareVersion !== null ? { software_version: row.softwareVersion } : {}),
+    require_pushed_authorization_requests: row.requirePushedAuthorizationRequests,
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

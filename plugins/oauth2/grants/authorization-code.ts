@@ -90,6 +90,15 @@ export function authorizationCodeGrant(
           'invalid_grant',
           'code_verifier was sent but the authorization request had no code_challenge',
         );
+      // RFC 9449 §10: a code bound to a DPoP key (dpop_jkt, or the proof of its pushed request) is
+      // exchanged only with a proof by that key.
+      if (code.dpopJkt !== undefined && dpop?.jkt !== code.dpopJkt)
+        throw new OAuthError(
+          'invalid_grant',
+          dpop === undefined
+            ? 'a DPoP proof is required: the authorization request bound the code to a DPoP key (dpop_jkt)'
+            : "the DPoP proof's key is not the one the authorization request bound the code to (dpop_jkt)",
+        );
 
       await requireActivePerson(deps.directory, code.orgId, code.personId);
       // A scope an administrator removed from the client since the login is not granted (as on refresh).

@@ -26,6 +26,8 @@ export interface RedeemedCode {
   idToken: string;
   /** Members the OIDC `claims` parameter asked for at userinfo: carried by the access tokens. */
   userinfoClaims: string[];
+  /** The DPoP key the authorization request bound the code to (RFC 9449 §10); undefined: none. */
+  dpopJkt: string | undefined;
 }
 
 /** What an exchange finds for a code. */

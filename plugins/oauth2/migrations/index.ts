@@ -8,5 +8,6 @@ import m4 from './0005_client_assertions.json' with { type: 'json' };
 import m5 from './0006_dpop.json' with { type: 'json' };
 import m6 from './0007_client_organization_issuer.json' with { type: 'json' };
 import m7 from './0008_registration.json' with { type: 'json' };
+import m8 from './0009_pushed_authorization_requests.json' with { type: 'json' };
 
-export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5, m6, m7] };
+export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5, m6, m7, m8] };

@@ -36,6 +36,8 @@ export interface ClientInput {
   contacts?: string[];
   softwareId?: string | null;
   softwareVersion?: string | null;
+  /** RFC 9126 §6: its authorization requests must be pushed first. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** The SecretBox context of a client_secret_jwt client's sealed secret: a sealed value moves to no other row. */
@@ -64,6 +66,8 @@ function metadataColumns(input: ClientInput): Partial<typeof oauth2Clients.$infe
   if (input.contacts !== undefined) set.contacts = input.contacts;
   if (input.softwareId !== undefined) set.softwareId = input.softwareId;
   if (input.softwareVersion !== undefined) set.softwareVersion = input.softwareVersion;
+  if (input.requirePushedAuthorizationRequests !== undefined)
+    set.requirePushedAuthorizationRequests = input.requirePushedAuthorizationRequests;
   return set;
 }
 

@@ -1,12 +1,12 @@
 import type { DocumentDecoration } from 'elysia';
 import { ErrorJson } from '../../../core/http/openapi-docs.ts';
 
-const TAGS = ['OAuth2'];
+export const TAGS = ['OAuth2'];
 
 /** HTTP Basic, or the credentials in the form (which OpenAPI cannot name as a scheme). */
-const security = [{ clientBasic: [] }];
+export const security = [{ clientBasic: [] }];
 
-const form = (
+export const form = (
   properties: Record<string, { type: 'string'; description: string; enum?: string[] }>,
   required: string[],
 ) => ({
@@ -16,7 +16,7 @@ const form = (
   },
 });
 
-const credentials = {
+export const credentials = {
   client_id: {
     type: 'string' as const,
     description: 'With client_secret when not using HTTP Basic; alone for a public client.',
@@ -35,7 +35,7 @@ const credentials = {
   },
 };
 
-const oauthError = (description: string) => ({
+export const oauthError = (description: string) => ({
   description,
   content: {
     'application/json': {

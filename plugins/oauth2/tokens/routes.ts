@@ -19,6 +19,8 @@ import {
   whenReady,
 } from './endpoint.ts';
 import { introspectionEndpoint, revocationEndpoint } from './introspection.ts';
+import { pushedAuthorizationEndpoint } from './pushed-authorization.ts';
+import { pushedAuthorizationDoc } from './pushed-authorization-doc.ts';
 import type { OAuthAnswer } from './responses.ts';
 import { revokeAllEndpoint } from './revoke-all.ts';
 
@@ -62,6 +64,8 @@ export function tokenEndpoints(
     { path: '/oauth2/tokens/revoke-all', endpoint: revokeAllEndpoint(deps, clock), cors: false },
     // RFC 8628: devices, and browser apps with a public client.
     { path: '/oauth2/device_authorization', endpoint: deviceAuthorizationEndpoint(deps), cors: true },
+    // RFC 9126: browser apps (public clients) push their requests too.
+    { path: '/oauth2/par', endpoint: pushedAuthorizationEndpoint(deps), cors: true },
   ] as const;
 }
 
@@ -99,12 +103,13 @@ export function tokenRoutes(endpoints: Endpoints) {
       Object.assign(set.headers, headersOf(answer, request, cors));
       return answer.body;
     };
-  const [token, introspect, revoke, revokeAll, device] = [
+  const [token, introspect, revoke, revokeAll, device, pushed] = [
     answering(endpoints[0]),
     answering(endpoints[1]),
     answering(endpoints[2]),
     answering(endpoints[3]),
     answering(endpoints[4]),
+    answering(endpoints[5]),
   ];
   const preflight = ({ set }: { set: Set }) => {
     set.status = 204;
@@ -118,5 +123,7 @@ export function tokenRoutes(endpoints: Endpoints) {
     .post('/oauth2/tokens/revoke', revoke, { parse: 'none', detail: revokeDoc })
     .post('/oauth2/tokens/revoke-all', revokeAll, { parse: 'none', detail: revokeAllDoc })
     .options('/oauth2/device_authorization', preflight, preflightDoc('/oauth2/device_authorization'))
-    .post('/oauth2/device_authorization', device, { parse: 'none', detail: deviceAuthorizationDoc });
+    .post('/oauth2/device_authorization', device, { parse: 'none', detail: deviceAuthorizationDoc })
+    .options('/oauth2/par', preflight, preflightDoc('/oauth2/par'))
+    .post('/oauth2/par', pushed, { parse: 'none', detail: pushedAuthorizationDoc });
 }

@@ -3,6 +3,7 @@ import type {
   OAuthClient,
   OAuthDeviceAuthorization,
   OAuthGrant,
+  OAuthPushedAuthorization,
   OAuthTokenStore,
 } from '../../../core/capabilities/oauth2-server.ts';
 import type { ClientCache } from '../clients/cache.ts';
@@ -22,6 +23,7 @@ export function createOAuth2Server(deps: {
   const grants = new Map<string, OAuthGrant>();
   const tokenStores: OAuthTokenStore[] = [];
   const device: { handler?: OAuthDeviceAuthorization } = {};
+  const pushed: { handler?: OAuthPushedAuthorization } = {};
 
   const server: OAuth2Server = {
     async client(clientId: string): Promise<OAuthClient | undefined> {
@@ -40,11 +42,15 @@ export function createOAuth2Server(deps: {
       if (device.handler) throw new Error('oauth2: a device authorization handler is registered twice');
       device.handler = handler;
     },
+    setPushedAuthorization(handler) {
+      if (pushed.handler) throw new Error('oauth2: a pushed authorization handler is registered twice');
+      pushed.handler = handler;
+    },
     addTokenStore(store) {
       tokenStores.push(store);
     },
   };
-  return { server, grants, tokenStores, device };
+  return { server, grants, tokenStores, device, pushed };
 }
 
 export type OAuth2Registry = ReturnType<typeof createOAuth2Server>;

@@ -34,6 +34,10 @@ export function discoveryDocument(base: string) {
     // RFC 7591: with an initial access token, which names its organization. An organization's own
     // issuer lists its own endpoint, where open registration works too (organization-metadata.ts).
     registration_endpoint: `${base}/oauth2/register`,
+    // RFC 9126: requests pushed first; required only of the clients registered with
+    // require_pushed_authorization_requests.
+    pushed_authorization_request_endpoint: `${base}/oauth2/par`,
+    require_pushed_authorization_requests: false,
     jwks_uri: `${base}/.well-known/jwks.json`,
     // RP-Initiated Logout 1.0; Back-Channel Logout 1.0 (logout tokens carry sid).
     end_session_endpoint: `${base}/oauth2/logout`,
@@ -49,6 +53,7 @@ export function discoveryDocument(base: string) {
     claims_parameter_supported: true,
     acr_values_supported: [ACR.oneFactor, ACR.multiFactor],
     // Said outright: both default to true when left out (OIDC Discovery §3); the endpoint refuses them.
+    // (request_uri is OIDC Core 6.2's, fetched from the client; RFC 9126's pushed request_uri is taken.)
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     subject_types_supported: ['public'],

@@ -61,6 +61,16 @@ describe('GET /oauth2/authorize before the redirect URI is trusted: an HTML page
       async () => `client_id=${confidential.client_id}&response_type=code&scope=read`,
       /redirect_uri is required/,
     ],
+    [
+      // RFC 9126 §4: a request_uri stands for a pushed request; one of none is never redirected.
+      'a request_uri that names no pushed request (OIDC Core 6.2, RFC 9126)',
+      async () =>
+        new URLSearchParams({
+          ...(await valid()),
+          request_uri: 'urn:ietf:params:oauth:request_uri:abc',
+        }).toString(),
+      /invalid_request_uri: request_uri names no pushed authorization request/,
+    ],
   ];
   it.each(cases)('answers 400 for %s', async (_, query, message) => {
     const { res, text } = await authorize(await query());
@@ -125,12 +135,6 @@ describe('GET /oauth2/authorize after that: the error redirected to the client (
       (q) => ({ ...q, request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.' }),
       'request_not_supported',
       /request \(a request object\) is not supported/,
-    ],
-    [
-      'a request_uri (OIDC Core 6.2)',
-      (q) => ({ ...q, request_uri: 'urn:ietf:params:oauth:request_uri:abc' }),
-      'request_uri_not_supported',
-      /request_uri is not supported/,
     ],
   ];
   it.each(cases)('redirects %s with its error, the state and iss', async (_, change, error, description) => {
