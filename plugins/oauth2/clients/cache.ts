@@ -56,6 +56,7 @@ export function toOAuthClient(row: ClientRow, defaults: LifetimeDefaults): OAuth
     accessTokenLifetime: row.accessTokenDuration ?? defaults.accessTokenSeconds,
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     ui: row.uiConfiguration ?? {},
+    dpopBoundAccessTokens: row.dpopBoundAccessTokens,
   };
 }
 

@@ -95,5 +95,7 @@ export function metadataInput(
   if (body.contacts !== undefined) input.contacts = unique(body.contacts);
   if (body.software_id !== undefined) input.softwareId = body.software_id;
   if (body.software_version !== undefined) input.softwareVersion = body.software_version;
+  if (body.dpop_bound_access_tokens !== undefined)
+    input.dpopBoundAccessTokens = body.dpop_bound_access_tokens;
   return input;
 }

@@ -151,6 +151,13 @@ const contacts = v.pipe(
   ),
 );
 
+const dpopBoundAccessTokens = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    'Whether the client always uses DPoP (RFC 9449 section 5.2): true, every token request of the client without a valid DPoP proof is refused (invalid_dpop_proof), so all its access tokens are DPoP-bound (token_type DPoP, cnf.jkt). Default false: a proof is taken when sent.',
+  ),
+);
+
 /** The RFC 7591 members of a create body (null is as absent). */
 export const metadataCreateEntries = {
   token_endpoint_auth_method: v.optional(tokenEndpointAuthMethod),
@@ -172,6 +179,7 @@ export const metadataCreateEntries = {
     v.nullable(text256('An identifier of the client software, the same for all its instances (RFC 7591).')),
   ),
   software_version: v.optional(v.nullable(text256('The version of the client software (RFC 7591).'))),
+  dpop_bound_access_tokens: v.optional(dpopBoundAccessTokens),
 };
 
 /** The RFC 7591 members of a PATCH body: left out, kept; null removes a URL, the keys or a software member. */
@@ -199,5 +207,9 @@ export const metadataResponseEntries = {
   software_id: v.optional(v.pipe(v.string(), v.description('Its software; absent when none.'))),
   software_version: v.optional(
     v.pipe(v.string(), v.description('The version of its software; absent when none.')),
+  ),
+  dpop_bound_access_tokens: v.pipe(
+    v.boolean(),
+    v.description('Whether every token request of the client must carry a DPoP proof (RFC 9449).'),
   ),
 };

@@ -34,6 +34,7 @@ export function toClientResponse(
     contacts: row.contacts,
     ...(row.softwareId !== null ? { software_id: row.softwareId } : {}),
     ...(row.softwareVersion !== null ? { software_version: row.softwareVersion } : {}),
+    dpop_bound_access_tokens: row.dpopBoundAccessTokens,
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

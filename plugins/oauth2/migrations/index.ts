@@ -6,5 +6,6 @@ import m2 from './0003_client_resources.json' with { type: 'json' };
 import m3 from './0004_client_logout_metadata.json' with { type: 'json' };
 import m4 from './0005_client_assertions.json' with { type: 'json' };
 import m5 from './0006_dpop.json' with { type: 'json' };
+import m6 from './0007_client_dpop_bound.json' with { type: 'json' };
 
-export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5] };
+export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5, m6] };

@@ -35,6 +35,8 @@ export interface ClientInput {
   contacts?: string[];
   softwareId?: string | null;
   softwareVersion?: string | null;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`. */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** The SecretBox context of a client_secret_jwt client's sealed secret: a sealed value moves to no other row. */
@@ -63,6 +65,7 @@ function metadataColumns(input: ClientInput): Partial<typeof oauth2Clients.$infe
   if (input.contacts !== undefined) set.contacts = input.contacts;
   if (input.softwareId !== undefined) set.softwareId = input.softwareId;
   if (input.softwareVersion !== undefined) set.softwareVersion = input.softwareVersion;
+  if (input.dpopBoundAccessTokens !== undefined) set.dpopBoundAccessTokens = input.dpopBoundAccessTokens;
   return set;
 }
 

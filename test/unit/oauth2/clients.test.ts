@@ -43,6 +43,7 @@ describe('OAuth 2.0 clients', () => {
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'invoices:read invoices:write',
       contacts: [],
+      dpop_bound_access_tokens: false,
       created_at: expect.any(String),
       client_secret: expect.stringMatching(/^ocs_[A-Za-z0-9_-]{43}$/),
     });
