@@ -58,6 +58,11 @@ export interface OAuthClient {
    * registration endpoint).
    */
   issuer: string;
+  /**
+   * Its `dpop_bound_access_tokens` (RFC 9449 §5.2): true, every token request of the client must carry
+   * a DPoP proof, so none of its tokens is a bearer token. Absent: false.
+   */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** The handle types a hosted login may accept: every one. */
@@ -106,6 +111,9 @@ export type OAuthErrorCode =
   | 'request_uri_not_supported'
   // RFC 8707 §2: a resource indicator the client may not ask for, or a malformed one.
   | 'invalid_target'
+  // RFC 9449 §5, §8: a DPoP proof missing where one is required, or refused; the server's nonce needed.
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | (string & {});
 
 /**

@@ -68,6 +68,8 @@ export const oauth2Clients = pgTable(
     requirePushedAuthorizationRequests: boolean('require_pushed_authorization_requests')
       .notNull()
       .default(false),
+    /** RFC 9449 §5.2: every token request of the client must carry a DPoP proof. */
+    dpopBoundAccessTokens: boolean('dpop_bound_access_tokens').notNull().default(false),
   },
   (t) => [index('oauth2_clients_org_idx').on(t.orgId, t.clientId)],
 );

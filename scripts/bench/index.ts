@@ -1,5 +1,5 @@
 /**
- * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [deliveries] [hook] [sso] [ingest] [oauth2] [oauth2-refresh] [oauth2-code] [sessions] [mail] [factors] [--write]`. Each section reports p50/p99 and throughput
+ * The benchmarks: `npm run bench -- [bus] [http] [attributes] [tokens] [password] [webhooks] [deliveries] [hook] [sso] [ingest] [oauth2] [oauth2-agents] [oauth2-refresh] [oauth2-code] [sessions] [mail] [factors] [--write]`. Each section reports p50/p99 and throughput
  * next to the bound it chases, measured in the same run. `--write` records the tables in BENCHMARKS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { benchHttp } from './http.ts';
 import { benchIngest } from './ingest.ts';
 import { benchMail } from './mail.ts';
 import { benchOAuth2 } from './oauth2.ts';
+import { benchOAuth2Agents } from './oauth2-agents.ts';
 import { benchOAuth2Code, benchOAuth2Refresh } from './oauth2-authorize.ts';
 import { benchPassword } from './password.ts';
 import { ROOT } from './processes.ts';
@@ -43,6 +44,8 @@ const sections: Record<string, () => Promise<string>> = {
   sso: () => benchSso({ seconds: 3, inflight: 16, callbacks: 200, databaseUrl }),
   ingest: () => benchIngest({ events: 5000, inflight: 64, databaseUrl, natsUrl }),
   oauth2: () => benchOAuth2({ seconds: 5, concurrency: 64, rounds: 3 }),
+  'oauth2-agents': () =>
+    benchOAuth2Agents({ seconds: 3, inflight: 16, max: 15_000, codesPerWorker: 64, databaseUrl }),
   sessions: () => benchSessions({ seconds: 5, inflight: 8, rounds: 3, max: 5000, databaseUrl }),
   mail: () => benchMail({ seconds: 3, inflight: 32, persons: 200, serial: 50 }),
   factors: () => benchFactors({ seconds: 3, inflight: 8, totpPersons: 300, databaseUrl }),

@@ -136,7 +136,7 @@ async function oauthService(storage: Storage, workers: number, env: Env = {}) {
   return { service, roundTrip, tokenRequest };
 }
 
-async function onStorages<T>(
+export async function onStorages<T>(
   databaseUrl: string | undefined,
   inflight: number,
   measure: (storage: Storage, label: string) => Promise<T>,
@@ -163,7 +163,7 @@ const line = (what: string, s: Summary) => row([what, fmtRate(s.perSecond), fmtM
  * Raw jose ES256 signing in the same run: the tokens section records this bound too, so the ratio of
  * the two says how loaded the machine was compared with that run.
  */
-async function signingBound(o: { seconds: number; inflight: number }): Promise<Summary> {
+export async function signingBound(o: { seconds: number; inflight: number }): Promise<Summary> {
   const { privateKey } = await generateKeyPair('ES256');
   const claims = { iss: 'https://ids.bench', sub: crypto.randomUUID(), scope: 'read' };
   return rate(

@@ -63,6 +63,7 @@ export function toOAuthClient(
     refreshTokenLifetime: row.refreshTokenDuration ?? defaults.refreshTokenSeconds,
     ui: row.uiConfiguration ?? {},
     issuer: row.organizationIssuer ? organizationIssuer(publicBaseUrl, row.orgId) : publicBaseUrl,
+    dpopBoundAccessTokens: row.dpopBoundAccessTokens,
   };
 }
 

@@ -97,5 +97,7 @@ export function metadataInput(
   if (body.software_version !== undefined) input.softwareVersion = body.software_version;
   if (body.require_pushed_authorization_requests !== undefined)
     input.requirePushedAuthorizationRequests = body.require_pushed_authorization_requests;
+  if (body.dpop_bound_access_tokens !== undefined)
+    input.dpopBoundAccessTokens = body.dpop_bound_access_tokens;
   return input;
 }

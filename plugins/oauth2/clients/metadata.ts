@@ -151,6 +151,13 @@ const contacts = v.pipe(
   ),
 );
 
+const dpopBoundAccessTokens = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    'Whether the client always uses DPoP (RFC 9449 section 5.2): true, every token request of the client without a valid DPoP proof is refused (invalid_dpop_proof), so all its access tokens are DPoP-bound (token_type DPoP, cnf.jkt). Default false: a proof is taken when sent.',
+  ),
+);
+
 /** The RFC 7591 members of a create body (null is as absent). */
 export const metadataCreateEntries = {
   token_endpoint_auth_method: v.optional(tokenEndpointAuthMethod),
@@ -180,6 +187,7 @@ export const metadataCreateEntries = {
       ),
     ),
   ),
+  dpop_bound_access_tokens: v.optional(dpopBoundAccessTokens),
 };
 
 /** The RFC 7591 members of a PATCH body: left out, kept; null removes a URL, the keys or a software member. */
@@ -211,5 +219,9 @@ export const metadataResponseEntries = {
   require_pushed_authorization_requests: v.pipe(
     v.boolean(),
     v.description('Whether its authorization requests must be pushed first (RFC 9126 section 6).'),
+  ),
+  dpop_bound_access_tokens: v.pipe(
+    v.boolean(),
+    v.description('Whether every token request of the client must carry a DPoP proof (RFC 9449).'),
   ),
 };

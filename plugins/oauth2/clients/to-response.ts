@@ -39,6 +39,7 @@ export function toClientResponse(
     ...(row.softwareId !== null ? { software_id: row.softwareId } : {}),
     ...(row.softwareVersion !== null ? { software_version: row.softwareVersion } : {}),
     require_pushed_authorization_requests: row.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: row.dpopBoundAccessTokens,
     created_at: new Date(row.createdAt).toISOString(),
     ...(row.lastUsedAt !== null ? { last_used: new Date(row.lastUsedAt).toISOString() } : {}),
   };

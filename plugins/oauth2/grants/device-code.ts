@@ -12,14 +12,15 @@ export const SLOW_DOWN_SECONDS = 5;
  * code is invalid_grant; a poll sooner than the interval after the last one is slow_down (and the
  * interval grows by 5 s); then expired_token, authorization_pending, access_denied, and once the person
  * approved, the tokens exactly once (access, refresh when the client may refresh, the ID token minted
- * at the sign-in with openid). A device code used again is invalid_grant.
+ * at the sign-in with openid), bound to the key of the poll's DPoP proof when it has one (RFC 9449). A
+ * device code used again is invalid_grant.
  */
 export function deviceCodeGrant(
   deps: TokenIssuing & { devices: DeviceCodes; clock: Clock; revokeFamily: FamilyRevoker },
 ): OAuthGrant {
   return {
     type: DEVICE_CODE_GRANT,
-    async handle({ client, params }) {
+    async handle({ client, params, dpop }) {
       const presented = params.get('device_code');
       if (!presented) throw new OAuthError('invalid_request', 'device_code is required');
       const found = presented.length <= 256 ? await deps.devices.find(presented) : undefined;
@@ -56,8 +57,12 @@ export function deviceCodeGrant(
 
       await requireActivePerson(deps.directory, found.orgId, approved.personId);
       const scope = stillAllowedScope(found.scope, client);
+      // RFC 9449 §5, as the authorization code grant: a public client's refresh tokens are bound to the
+      // key of the poll that gets them; a confidential client's are not (it authenticates each refresh).
+      if (dpop && client.type === 'public') await deps.families.bindKey(approved.familyId, dpop.jkt);
       const { response } = await issueTokens(deps, {
         client,
+        dpopJkt: dpop?.jkt,
         familyId: approved.familyId,
         personId: approved.personId,
         scope,

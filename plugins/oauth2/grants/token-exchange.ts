@@ -84,8 +84,8 @@ export interface TokenExchangeDeps {
  * `audience`, one of its `resources`; else the organization's own audience), with a scope never wider
  * than the subject token's nor the client's. Without `actor_token` the new token impersonates the
  * person; with one it carries `act` (§4.1: the actor, prior actors nested). The token_minted hook
- * decides and TokenMinted_v1 announces the token, through the token issuer (`accessToken`). No
- * refresh token.
+ * decides and TokenMinted_v1 announces the token, through the token issuer (`accessToken`). With a
+ * DPoP proof the token is bound to its key (token_type DPoP, `cnf.jkt`, RFC 9449). No refresh token.
  */
 export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
   /** A presented token of the client's organization, or the refusal naming `param`. */
@@ -202,7 +202,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
 
   return {
     type: TOKEN_EXCHANGE,
-    async handle({ client, params, request }): Promise<OAuthTokenResponse> {
+    async handle({ client, params, request, dpop }): Promise<OAuthTokenResponse> {
       // Clients are validated so that a public one never lists this grant; this holds if that ever changes.
       if (client.type === 'public')
         throw new OAuthError('unauthorized_client', 'a public client cannot exchange tokens');
@@ -246,11 +246,12 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
           }
         : subject.act;
       const notAfter = Math.min(subject.expiresAt, actor?.expiresAt ?? Number.POSITIVE_INFINITY);
-      const issued = await issue(client, subject, { scope, resource, act, notAfter, request });
+      const dpopJkt = dpop?.jkt;
+      const issued = await issue(client, subject, { scope, resource, act, notAfter, request, dpopJkt });
       return {
         access_token: issued.token,
         issued_token_type: TOKEN_TYPES.accessToken,
-        token_type: 'bearer',
+        token_type: dpopJkt !== undefined ? 'DPoP' : 'bearer',
         expires_in: issued.expiresAt - issued.issuedAt,
         scope: scope.join(' '),
       };
@@ -271,6 +272,8 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
       /** The subject and actor tokens' earlier `exp`. */
       notAfter: number;
       request: AnalyticsContext;
+      /** The key of the request's DPoP proof: the token is bound to it (RFC 9449 §6, `cnf.jkt`). */
+      dpopJkt: string | undefined;
     },
   ) {
     try {
@@ -298,6 +301,7 @@ export function tokenExchangeGrant(deps: TokenExchangeDeps): OAuthGrant {
             ...(subject.authTime !== undefined ? { authTime: subject.authTime } : {}),
             ...(o.resource !== undefined ? { resource: o.resource } : {}),
             ...(o.act ? { claims: { act: actClaim(o.act) } } : {}),
+            ...(o.dpopJkt !== undefined ? { dpopJkt: o.dpopJkt } : {}),
           }),
       });
     } catch (error) {

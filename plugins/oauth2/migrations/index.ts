@@ -9,5 +9,9 @@ import m5 from './0006_dpop.json' with { type: 'json' };
 import m6 from './0007_client_organization_issuer.json' with { type: 'json' };
 import m7 from './0008_registration.json' with { type: 'json' };
 import m8 from './0009_pushed_authorization_requests.json' with { type: 'json' };
+import m9 from './0010_client_dpop_bound.json' with { type: 'json' };
 
-export const migrations: MigrationSet = { name: 'oauth2', migrations: [m0, m1, m2, m3, m4, m5, m6, m7, m8] };
+export const migrations: MigrationSet = {
+  name: 'oauth2',
+  migrations: [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9],
+};

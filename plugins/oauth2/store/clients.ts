@@ -38,6 +38,8 @@ export interface ClientInput {
   softwareVersion?: string | null;
   /** RFC 9126 §6: its authorization requests must be pushed first. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`. */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** The SecretBox context of a client_secret_jwt client's sealed secret: a sealed value moves to no other row. */
@@ -68,6 +70,7 @@ function metadataColumns(input: ClientInput): Partial<typeof oauth2Clients.$infe
   if (input.softwareVersion !== undefined) set.softwareVersion = input.softwareVersion;
   if (input.requirePushedAuthorizationRequests !== undefined)
     set.requirePushedAuthorizationRequests = input.requirePushedAuthorizationRequests;
+  if (input.dpopBoundAccessTokens !== undefined) set.dpopBoundAccessTokens = input.dpopBoundAccessTokens;
   return set;
 }
 

@@ -84,7 +84,8 @@ export function oauthEndpoint(
 /**
  * POST /oauth2/tokens: dispatches grant_type to the grant registered for it. Unknown (or not
  * registered in this deployment): unsupported_grant_type; not among the client's grant types:
- * unauthorized_client.
+ * unauthorized_client; without a DPoP proof from a client with dpop_bound_access_tokens:
+ * invalid_dpop_proof.
  */
 export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
   const { registry, lastUsed, analyticsOf } = deps;
@@ -131,7 +132,16 @@ export function tokenEndpoint(deps: EndpointDeps): OAuthEndpoint {
       });
     };
     // Without a proof nothing waits here; with one, it is checked before the grant runs (RFC 9449 §5).
-    if (!request.headers.has('dpop')) return run(undefined);
+    if (!request.headers.has('dpop')) {
+      // RFC 9449 §5.2: such a client's requests without the header are refused, whatever the grant. The
+      // code is DPoP's own (as for a bound refresh token sent without a proof): what is wrong is the proof.
+      if (client.dpopBoundAccessTokens)
+        throw new OAuthError(
+          'invalid_dpop_proof',
+          `client ${client.clientId} has dpop_bound_access_tokens: every token request must carry a DPoP proof (the DPoP header, RFC 9449)`,
+        );
+      return run(undefined);
+    }
     return deps.dpop.check(request).then(async (proof) => {
       const answer = await run(proof ? { jkt: proof.jkt } : undefined);
       const nonce = deps.dpop.nonce();

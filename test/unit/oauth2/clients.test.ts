@@ -46,6 +46,7 @@ describe('OAuth 2.0 clients', () => {
       scope: 'invoices:read invoices:write',
       contacts: [],
       require_pushed_authorization_requests: false,
+      dpop_bound_access_tokens: false,
       created_at: expect.any(String),
       client_secret: expect.stringMatching(/^ocs_[A-Za-z0-9_-]{43}$/),
     });
