@@ -3,7 +3,7 @@ import type { JsonValue } from '../ports/event-bus.ts';
 import type { Transaction } from '../ports/storage.ts';
 import type { TokenAuthentication } from '../tokens/before-token-issued.ts';
 import type { SignedAccessToken } from './oauth2-server.ts';
-import type { AnalyticsContext, ProspectivePerson } from './person-directory.ts';
+import type { AnalyticsContext, PersonRecord, ProspectivePerson } from './person-directory.ts';
 
 /** What a factor (or the mint-token API) asks the issuer for. */
 export interface IssueRequest {
@@ -58,6 +58,13 @@ export interface IssueRequest {
    * answer is that token, its claims those of the access token. Not with `idToken` or `hookOnly`.
    */
   accessToken?: () => Promise<SignedAccessToken>;
+  /**
+   * The person `personId` names, as the caller read it from the person directory moments ago in the
+   * same request (a sign-in session's check that its person is active): the issuer takes it instead of
+   * reading the person again. The issuer still refuses one of another organization, or disabled. Not
+   * with `prospective`.
+   */
+  person?: PersonRecord;
   /**
    * A person to store only if the token_minted hook allows the token (its `person.personId` is
    * `personId`): a sign-up. Stored after the hook and before the signature, so a blocked one leaves no

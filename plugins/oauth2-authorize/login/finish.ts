@@ -101,14 +101,21 @@ export function createLoginFinish(deps: LoginFinishDeps) {
     who: SignedIn,
     rc: RequestContext,
     session: SessionGrant,
-    options: { hookOnly?: boolean } = {},
+    options: {
+      hookOnly?: boolean;
+      /** `who`'s person, active, as this request read it already (a session's): not read again. */
+      person?: PersonRecord;
+    } = {},
   ): Promise<Minted> {
     const authTime = session.authTime;
     const methods = session.factors.map((f) => f.method);
+    const known = who.prospective ? undefined : options.person;
     // Read while the token is issued: the events need the person's region.
     const personRead = who.prospective
       ? Promise.resolve(who.prospective.person)
-      : deps.directory.get(login.orgId, who.personId);
+      : known
+        ? Promise.resolve(known)
+        : deps.directory.get(login.orgId, who.personId);
     // The members the claims parameter asks for in the ID token, as the person has them now: only
     // those of the scopes granted (the client's registered scopes, and what a consent covers), or the
     // parameter would hand a client what neither the organization nor the person allowed it.
@@ -120,6 +127,7 @@ export function createLoginFinish(deps: LoginFinishDeps) {
         orgId: login.orgId,
         personId: who.personId,
         ...(who.prospective ? { prospective: who.prospective } : {}),
+        ...(known ? { person: known } : {}),
         methods,
         issuer: 'oauth2',
         authentications: session.factors.map((f) => ({
@@ -159,7 +167,8 @@ export function createLoginFinish(deps: LoginFinishDeps) {
           linked,
           rc,
           { ...session, factors: [factorOf(linked, authTime)] },
-          options,
+          // Another person than any read before: the issuer reads the one stored.
+          options.hookOnly ? { hookOnly: true } : {},
         );
       }
       const blocked = error instanceof ServiceError && error.status === 403;

@@ -1,10 +1,16 @@
 import type { OAuthClient } from '../../../core/capabilities/oauth2-server.ts';
-import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
+import type { PersonDirectory, PersonRecord } from '../../../core/capabilities/person-directory.ts';
 import type { RequestContext } from '../../../core/http/sign-in-context.ts';
 import { randomSecret, uuidv7 } from '../../../core/ids.ts';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { SessionCookies } from '../sessions/cookie.ts';
-import type { EndedSession, SessionFactor, SessionStore, SignInSession } from '../sessions/store.ts';
+import type {
+  EndedSession,
+  FoundSession,
+  SessionFactor,
+  SessionStore,
+  SignInSession,
+} from '../sessions/store.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import type { AnswerTarget, LoginAnswer } from './answer.ts';
 import { essentialAcrUnmet } from './essential-acr.ts';
@@ -43,6 +49,11 @@ export interface SessionSignInDeps {
   offer?: Pick<PasskeyOffer, 'wanted' | 'ask'>;
 }
 
+/** A browser's live session with its person, active, as read for this request. */
+export interface LiveSession extends FoundSession {
+  person: PersonRecord;
+}
+
 /** Adds headers (the session's cookie) to an answer. */
 export const withHeaders = (answer: LoginAnswer, headers: Record<string, string>): LoginAnswer => ({
   ...answer,
@@ -64,13 +75,16 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
   const { sessions, cookies, finish, answer } = deps;
   const nowSeconds = () => Math.floor(deps.clock.now() / 1000);
 
-  /** The browser's live session of the organization, its person still there and active. */
-  async function live(orgId: string, secret: string | undefined): Promise<SignInSession | undefined> {
+  /**
+   * The browser's live session of the organization, its person still there and active: the person as
+   * read here is the one a silent authorization mints the ID token for (not read again).
+   */
+  async function live(orgId: string, secret: string | undefined): Promise<LiveSession | undefined> {
     if (!secret) return undefined;
     const session = await sessions.find(orgId, secret);
     if (!session) return undefined;
     const person = await deps.directory.get(orgId, session.personId);
-    if (person?.active) return session;
+    if (person?.active) return { ...session, person };
     // The person was disabled or deleted: the session ends here if nothing ended it before.
     const ended = await sessions.end(orgId, session.sessionId);
     if (ended) await deps.ended([ended], undefined);
@@ -88,7 +102,7 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
   async function silent(
     login: PendingLogin,
     client: OAuthClient,
-    session: SignInSession,
+    session: LiveSession,
     rc: RequestContext,
   ): Promise<LoginAnswer> {
     const last = session.factors.at(-1);
@@ -102,9 +116,9 @@ export function createSessionSignIn(deps: SessionSignInDeps) {
       },
     };
     const grant = grantOf(session);
-    const minted = await finish.mint(login, client, who, rc, grant);
+    const minted = await finish.mint(login, client, who, rc, grant, { person: session.person });
     if (!minted.ok) return answer(login, refusedByHook(login));
-    await sessions.served(session.sessionId, client.clientId);
+    await sessions.used(session, client.clientId);
     return finish.grant(login, client, minted, grant);
   }
 

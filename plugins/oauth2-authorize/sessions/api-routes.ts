@@ -39,7 +39,7 @@ const time = (what: string) => v.pipe(v.string(), v.description(`RFC 3339: ${wha
 const SessionSchema = v.object({
   session_id: v.pipe(v.string(), v.description('The `sid` of its ID tokens and logout tokens')),
   created_at: time('the sign-in that started it'),
-  last_active_at: time('the last authorization it answered'),
+  last_active_at: time('the last authorization it answered, to the minute'),
   expires_at: time('when it ends unless used: the earlier of its idle and absolute ends'),
   auth_time: time("the person's last authentication in it (the ID tokens' auth_time)"),
   authenticated_methods: v.array(v.string()),

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from '../../../core/ports/clock.ts';
 import type { Storage, Transaction } from '../../../core/ports/storage.ts';
 import { oauth2AuthorizeSessionClients, oauth2AuthorizeSessions } from '../schema.ts';
@@ -21,6 +21,7 @@ export interface SignInSession {
   factors: SessionFactor[];
   authTime: number;
   createdAt: number;
+  /** The last use recorded: less than TOUCH_INTERVAL_MS before the last use. */
   lastSeenAt: number;
   /** The absolute end. */
   expiresAt: number;
@@ -34,6 +35,23 @@ export interface SignInSession {
 export interface EndedSession extends SignInSession {
   clients: string[];
 }
+
+/** A live session as a browser's cookie found it, with the clients it has served so far. */
+export interface FoundSession extends SignInSession {
+  clients: string[];
+}
+
+/**
+ * How stale `last_seen_at` may get: an authorization writes it only once it is this old (or with a
+ * client the session had not served). A use left unwritten is less than this after a written one, so
+ * the idle end it would have set is at most this much later than the one stored: a session ends no
+ * later than OAUTH2_SESSION_IDLE_SECONDS after its last use, and no earlier than that less one minute.
+ * OAUTH2_SESSION_IDLE_SECONDS is at least 300 s (options.ts), so a session is alive at every use
+ * within its idle window, and each use keeps it alive for at least four fifths of the window after it
+ * (of the default three days, all but a minute). The two writes on every authorization were 2 of
+ * its 12 statements on PGlite (the profile of scripts/bench/sessions.ts's silent authorization).
+ */
+export const TOUCH_INTERVAL_MS = 60_000;
 
 export interface SessionLifetimes {
   /** Milliseconds a session lives without being used. */
@@ -68,6 +86,25 @@ export function createSessionStore(deps: { storage: Storage; clock: Clock; lifet
   });
 
   const live = (s: SignInSession, now: number) => s.expiresAt > now && s.idleExpiresAt > now;
+
+  /**
+   * Renews the idle lifetime and records the client, in one statement: the session's update is a WITH
+   * of the client's upsert (`last_at`: its last use, as `last_seen_at`, to the minute).
+   */
+  async function recordUse(sessionId: string, clientId: string, now: number): Promise<void> {
+    const touched = storage.db.$with('touched').as(
+      storage.db
+        .update(t)
+        .set({ lastSeenAt: sql`greatest(${t.lastSeenAt}, ${now})` })
+        .where(eq(t.sessionId, sessionId))
+        .returning({ sessionId: t.sessionId }),
+    );
+    await storage.db
+      .with(touched)
+      .insert(sc)
+      .values({ sessionId, clientId, firstAt: now, lastAt: now })
+      .onConflictDoUpdate({ target: [sc.sessionId, sc.clientId], set: { lastAt: now } });
+  }
 
   /** Deletes sessions (and their clients' rows) matching `where`, answering them with their clients. */
   async function endWhere(db: Transaction['db'], where: SQL | undefined): Promise<EndedSession[]> {
@@ -120,19 +157,27 @@ export function createSessionStore(deps: { storage: Storage; clock: Clock; lifet
     },
 
     /**
-     * The live session of this organization the cookie's value names, its idle lifetime renewed; undefined
-     * when there is none, it ended, or it belongs to another organization (a cookie copied across is
-     * no session here).
+     * The live session of this organization the cookie's value names, with the clients it served (read
+     * in the same statement); undefined when there is none, it ended, or it belongs to another
+     * organization (a cookie copied across is no session here).
      */
-    async find(orgId: string, secret: string): Promise<SignInSession | undefined> {
+    async find(orgId: string, secret: string): Promise<FoundSession | undefined> {
       const [row] = await storage.db
-        .select()
+        .select({
+          ...getTableColumns(t),
+          clients: sql<
+            string[] | string
+          >`coalesce((select json_agg(${sc.clientId}) from ${sc} where ${sc.sessionId} = ${t.sessionId}), '[]'::json)`,
+        })
         .from(t)
         .where(eq(t.secretHash, await digest(secret)))
         .limit(1);
       if (!row || row.orgId !== orgId) return undefined;
-      const session = sessionOf(row);
-      return live(session, clock.now()) ? session : undefined;
+      const { clients, ...columns } = row;
+      const session = sessionOf(columns);
+      // json, or its text on drivers that leave json unparsed.
+      const served = typeof clients === 'string' ? (JSON.parse(clients) as string[]) : clients;
+      return live(session, clock.now()) ? { ...session, clients: served } : undefined;
     },
 
     /** The live session with this ID, of this organization. */
@@ -168,13 +213,19 @@ export function createSessionStore(deps: { storage: Storage; clock: Clock; lifet
     },
 
     /** Records that the session served a client, and renews its idle lifetime. */
-    async served(sessionId: string, clientId: string): Promise<void> {
+    served(sessionId: string, clientId: string): Promise<void> {
+      return recordUse(sessionId, clientId, clock.now());
+    },
+
+    /**
+     * Records an authorization a session `find` answered: as `served`, but nothing is written when the
+     * session has served the client already and was last seen less than TOUCH_INTERVAL_MS ago. Every
+     * client it serves is recorded before the code goes out, so a logout still reaches each of them.
+     */
+    async used(session: FoundSession, clientId: string): Promise<void> {
       const now = clock.now();
-      await storage.db.update(t).set({ lastSeenAt: now }).where(eq(t.sessionId, sessionId));
-      await storage.db
-        .insert(sc)
-        .values({ sessionId, clientId, firstAt: now, lastAt: now })
-        .onConflictDoUpdate({ target: [sc.sessionId, sc.clientId], set: { lastAt: now } });
+      if (session.clients.includes(clientId) && now - session.lastSeenAt < TOUCH_INTERVAL_MS) return;
+      await recordUse(session.sessionId, clientId, now);
     },
 
     /** The clients a session served. */

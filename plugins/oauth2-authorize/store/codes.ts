@@ -73,27 +73,38 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
   }
 
   return {
-    /** Records the code and the family its tokens will belong to, in one transaction. */
+    /**
+     * Records the code and the family its tokens will belong to, in one statement: the family's insert
+     * is a WITH of the code's, so both are written or neither, without a transaction's own round trips
+     * (on PGlite a transaction also holds the one connection from its BEGIN to its COMMIT).
+     */
     async issue(code: string, issued: IssuedCode): Promise<void> {
       const codeHash = await digest(code);
       const familyId = crypto.randomUUID();
       const now = clock.now();
       const idToken = await secrets.seal(issued.idToken, sealContext(codeHash));
-      await storage.transaction(async (tx) => {
-        await tx.db.insert(oauth2AuthorizeFamilies).values({
-          familyId,
-          orgId: issued.orgId,
-          clientId: issued.clientId,
-          personId: issued.personId,
-          scope: scopeText(issued.scope),
-          methods: scopeText(issued.methods),
-          resource: issued.resource ?? null,
-          claims: issued.claims ? JSON.stringify(issued.claims) : null,
-          sessionId: issued.sessionId,
-          authTime: issued.authTime,
-          createdAt: now,
-        });
-        await tx.db.insert(c).values({
+      const family = storage.db.$with('family').as(
+        storage.db
+          .insert(oauth2AuthorizeFamilies)
+          .values({
+            familyId,
+            orgId: issued.orgId,
+            clientId: issued.clientId,
+            personId: issued.personId,
+            scope: scopeText(issued.scope),
+            methods: scopeText(issued.methods),
+            resource: issued.resource ?? null,
+            claims: issued.claims ? JSON.stringify(issued.claims) : null,
+            sessionId: issued.sessionId,
+            authTime: issued.authTime,
+            createdAt: now,
+          })
+          .returning({ familyId: oauth2AuthorizeFamilies.familyId }),
+      );
+      await storage.db
+        .with(family)
+        .insert(c)
+        .values({
           codeHash,
           orgId: issued.orgId,
           clientId: issued.clientId,
@@ -109,7 +120,6 @@ export function createCodeStore(deps: { storage: Storage; clock: Clock; secrets:
           dpopJkt: issued.dpopJkt ?? null,
           expiresAt: now + CODE_TTL_MS,
         });
-      });
     },
 
     /**

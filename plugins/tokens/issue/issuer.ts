@@ -112,8 +112,10 @@ export function createIssue(deps: IssuerDeps) {
       throw new Error('tokens: a prospective person is for a sign-up: its personId, not a minted token');
     if (req.accessToken && (req.issuer !== 'oauth2' || req.idToken || req.hookOnly || prospective))
       throw new Error('tokens: an access token is issued by oauth2 alone, without an ID token or a sign-up');
+    if (req.person && (prospective || req.person.personId.toLowerCase() !== req.personId.toLowerCase()))
+      throw new Error("tokens: a person read by the caller is personId's, and not with a prospective one");
     const [person, groupsClaim] = await Promise.all([
-      prospective ? prospective.person : persons.get(req.orgId, req.personId),
+      prospective ? prospective.person : (req.person ?? persons.get(req.orgId, req.personId)),
       persons.groupsClaimName(req.orgId),
     ]);
     if (!person || person.orgId !== req.orgId) throw TokenErrors.PERSON_NOT_FOUND(req.personId);
