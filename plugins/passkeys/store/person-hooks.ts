@@ -12,7 +12,8 @@ import { type PasskeyStore, personCredentialOf } from './credentials.ts';
 export function personHooks(passkeys: PasskeyStore) {
   return [
     personCredentials.attach({
-      run: async ({ orgId, personId }) => (await passkeys.list(orgId, personId)).map(personCredentialOf),
+      run: async ({ orgId, personId, tx }) =>
+        (await passkeys.list(orgId, personId, tx)).map(personCredentialOf),
     }),
     deletePersonCredential.attach({
       // Another factor's credential ID need not be a UUID: it is simply not one of these.
