@@ -18,7 +18,10 @@ export { createReplicaCache, type ReplicaCache } from './cache/replica-cache.ts'
 export { type AttributeStoreApi, attributeStore } from './capabilities/attribute-store.ts';
 export {
   type EmailCodeOutcome,
+  type EmailLinkUse,
+  type EmailSignedIn,
   type HostedLoginEmailCodes,
+  type HostedLoginLink,
   hostedLoginEmailCodes,
   type SentEmailCode,
 } from './capabilities/hosted-login-email-codes.ts';

@@ -40,8 +40,14 @@ export interface HostedLoginPasskeys {
     response: unknown,
     rc: RequestContext,
   ): Promise<{ ok: true; personId: string; authentication: TokenAuthentication } | PasskeyRefusal>;
-  /** Whether the hosted login offers to add a passkey after a sign-in (PASSKEY_HOSTED_LOGIN_OFFER). */
-  readonly offerAfterSignIn: boolean;
+  /**
+   * Whether the hosted login offers the person "Add a passkey?" after a sign-in by another factor: with
+   * PASSKEY_HOSTED_LOGIN_OFFER=policy (the default), when the organization's policy allows passkeys as
+   * a first factor, the person has none and has not said "Not now" lately.
+   */
+  offerWanted(orgId: string, personId: string): Promise<boolean>;
+  /** The person answered the offer "Not now": it is not made again for a while. */
+  declineOffer(orgId: string, personId: string): Promise<void>;
   /** Whether the person has a passkey. */
   hasPasskey(orgId: string, personId: string): Promise<boolean>;
   /** Registration options for the person (undefined: no such person). */

@@ -17,13 +17,15 @@ export interface PersonCredential {
 
 /**
  * Each factor plugin lists the person's credentials it keeps (unconfirmed enrolments left out). The
- * credentials API, the last-factor rule and the second step read the union.
+ * credentials API, the last-factor rule and the second step read the union. With `tx`, listed in the
+ * caller's transaction (the last-factor rule reads them there, under its lock, before it deletes).
  *
  * @example attach: [personCredentials.attach({ run: ({ orgId, personId }) => store.list(orgId, personId) })]
  */
-export const personCredentials = defineHook<{ orgId: string; personId: string }, PersonCredential[]>(
-  'personCredentials',
-);
+export const personCredentials = defineHook<
+  { orgId: string; personId: string; tx?: Transaction },
+  PersonCredential[]
+>('personCredentials');
 
 /**
  * Deletes one credential of a person, in `tx`: the plugin that keeps `credentialId` deletes it and

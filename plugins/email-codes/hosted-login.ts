@@ -1,22 +1,10 @@
-import type {
-  EmailCodeOutcome,
-  HostedLoginEmailCodes,
-} from '../../core/capabilities/hosted-login-email-codes.ts';
-import { ServiceError } from '../../core/errors.ts';
+import type { HostedLoginEmailCodes } from '../../core/capabilities/hosted-login-email-codes.ts';
+import { hostedLoginLinksOf } from './link/hosted.ts';
+import { outcomeOf } from './outcome.ts';
 import type { createSecondFactorSender } from './second-factor/send.ts';
 import type { createCompletion } from './sign-in/complete.ts';
 import type { createSignInRequests } from './sign-in/request.ts';
 import type { createVerification } from './sign-in/verify.ts';
-
-/** A refusal of the API's routes as the hosted login's page shows it; other errors go on. */
-function outcomeOf(error: unknown): EmailCodeOutcome<never> {
-  if (!(error instanceof ServiceError) || error.status >= 500) throw error;
-  if (error.status === 429) {
-    const after = Number(error.headers?.['retry-after'] ?? 60);
-    return { ok: false, reason: 'rate_limited', retryAfter: after, message: error.message };
-  }
-  return { ok: false, reason: 'refused', message: error.message };
-}
 
 /**
  * The hostedLoginEmailCodes capability: the same requests, checks, limits and events as
@@ -28,8 +16,11 @@ export function hostedLoginEmailCodesOf(deps: {
   verification: ReturnType<typeof createVerification>;
   sendSecondFactor: ReturnType<typeof createSecondFactorSender>;
   completion: ReturnType<typeof createCompletion>;
+  /** What the link methods need beyond these (link/hosted.ts). */
+  links: Omit<Parameters<typeof hostedLoginLinksOf>[0], 'requests' | 'verification' | 'completion'>;
 }): HostedLoginEmailCodes {
   return {
+    ...hostedLoginLinksOf({ ...deps.links, ...deps }),
     async send(orgId, handle, rc) {
       try {
         if (!(await deps.completion.allows(orgId, 'otp_via_email')))

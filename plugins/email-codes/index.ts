@@ -31,7 +31,7 @@ export type { EmailCodeOptions };
  * personDirectory (persons plugin) and tokenIssuer (tokens plugin); completes sign-ins through the
  * factors plugin's signInCompletion when it is enabled (the policy and its second step), else issues
  * the token at once. Provides hostedLoginEmailCodes: the hosted login's "Email me a sign-in code" and
- * its second step's code by email.
+ * its second step's code by email, and its "Email me a sign-in link" (links bound to one login).
  *
  * @example
  * defineService({ plugins: [persons(), tokens(), factors(), emailCodes({ ttlMinutes: 10 })] })
@@ -82,11 +82,8 @@ export const emailCodes = (options: EmailCodeOptions = {}) => {
         perHandle: verifyPerHandle,
         perAddress: verifyPerAddress,
       };
-      const verification = createVerification({
-        ...common,
-        completion,
-        perPoll: buckets('link-poll', s.EMAIL_LINK_POLL_RATE_LIMIT),
-      });
+      const perPoll = buckets('link-poll', s.EMAIL_LINK_POLL_RATE_LIMIT);
+      const verification = createVerification({ ...common, completion, perPoll });
       const sendSecondFactor = createSecondFactorSender({
         ctx,
         directory,
@@ -114,6 +111,7 @@ export const emailCodes = (options: EmailCodeOptions = {}) => {
             verification,
             sendSecondFactor,
             completion,
+            links: { clock: ctx.clock, store, perAddress: verifyPerAddress, perPoll },
           }),
         },
         workers: [requests.worker],

@@ -32,6 +32,11 @@ export const emailChallenges = pgTable(
     /** Where the sign-in was asked from, shown on the link's page. */
     requestedIp: text('requested_ip'),
     requestedUserAgent: text('requested_user_agent'),
+    /**
+     * What the challenge is bound to, when a hosted login asked for it (the digest of that login's ID):
+     * only that login may use it, and the API's routes refuse it. Null for the API's challenges.
+     */
+    boundTo: text('bound_to'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     settledAt: timestamp('settled_at', { withTimezone: true }),

@@ -19,6 +19,7 @@ import { createSecondFactor } from './sign-in/second-factor.ts';
 import { createSignIn } from './sign-in/sign-in.ts';
 import { createChallengeStore } from './store/challenges.ts';
 import { createPasskeyStore } from './store/credentials.ts';
+import { createOfferDeclines } from './store/offer-declines.ts';
 import { personHooks } from './store/person-hooks.ts';
 
 export { PasskeyErrors } from './errors.ts';
@@ -92,7 +93,8 @@ export const passkeys = (options: PasskeyOptions = {}) => {
             registration,
             passkeys: passkeyStore,
             userVerification: s.PASSKEY_USER_VERIFICATION,
-            offerAfterSignIn: s.PASSKEY_HOSTED_LOGIN_OFFER === 'after_sign_in',
+            offer: s.PASSKEY_HOSTED_LOGIN_OFFER,
+            declines: createOfferDeclines({ storage: ctx.storage, clock: ctx.clock }),
           }),
         },
         routes: new Elysia()

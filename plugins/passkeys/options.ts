@@ -19,11 +19,11 @@ export const passkeySettings = declareSettings('passkeys', {
       'whether a passkey sign-in (first factor) must prove the user (PIN, biometrics) or only possession when the authenticator cannot',
   },
   PASSKEY_HOSTED_LOGIN_OFFER: {
-    kind: oneOf(['after_sign_in', 'off']),
-    default: 'off',
+    kind: oneOf(['policy', 'off']),
+    default: 'policy',
     option: 'hostedLoginOffer',
     description:
-      'after_sign_in: the hosted login asks "Add a passkey?" after a sign-in by another factor, when the policy allows passkeys and the person has none',
+      'policy: the hosted login asks "Add a passkey?" after a sign-in by another factor when the organization\'s policy allows passkeys as a first factor and the person has none ("Not now" is remembered for 90 days); off: never',
   },
   PASSKEY_ADDRESS_RATE_LIMIT: {
     kind: rate(),

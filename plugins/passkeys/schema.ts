@@ -2,7 +2,17 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
-import { bigint, boolean, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import * as v from 'valibot';
 import { HANDLE_TYPES } from '../../core/capabilities/person-directory.ts';
 import { uuidString } from '../../core/ids.ts';
@@ -61,6 +71,20 @@ export const passkeyChallenges = pgTable(
     index('passkey_challenges_expires_idx').on(t.expiresAt),
     index('passkey_challenges_person_idx').on(t.orgId, t.personId),
   ],
+);
+
+/**
+ * The persons who answered the hosted login's "Add a passkey?" with "Not now", and when: the offer is
+ * not made again to them for a while (OFFER_DECLINE_MS), on any browser. Deleted with the person.
+ */
+export const passkeyOfferDeclines = pgTable(
+  'passkey_offer_declines',
+  {
+    orgId: uuid('org_id').notNull(),
+    personId: text('person_id').notNull(),
+    declinedAt: bigint('declined_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.personId] })],
 );
 
 // ---- bodies --------------------------------------------------------------------------------------

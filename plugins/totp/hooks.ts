@@ -45,7 +45,8 @@ export function totpHooks(deps: {
       },
     }),
     personCredentials.attach({
-      run: ({ orgId, personId }) => (isUuid(personId) ? store.list(orgId, personId.toLowerCase()) : []),
+      run: ({ orgId, personId, tx }) =>
+        isUuid(personId) ? store.list(orgId, personId.toLowerCase(), tx) : [],
     }),
     deletePersonCredential.attach({
       // Another factor's credential IDs need not be UUIDs: those are not ours, and no query is made.

@@ -6,6 +6,7 @@ import { expectStatus } from '../helpers/expect-status.ts';
 import { createPerson, identityPlugins } from '../helpers/identity-service.ts';
 import { type CallOptions, startTestService, type TestService } from '../helpers/service.ts';
 import { smtpTls, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { raceLastTwoFirstFactors } from '../unit/factors/last-factor-race.ts';
 import { totpCode } from '../unit/totp/fixture.ts';
 import { isolatedPostgres } from './support.ts';
 
@@ -246,5 +247,23 @@ describe('authentication factors on Postgres, two replicas', () => {
     });
     await expectStatus(done, 200);
     expect(decodeJwt(done.json.result.token).authenticated_methods).toEqual(['password', 'otp_via_email']);
+  });
+
+  it('keeps one of the last two first factors deleted at once on A and on B: one 204, one 409', async () => {
+    await expectStatus(
+      await a.call('PUT', '/organizations/authentication-policy', {
+        ...asOrg,
+        body: { first_factors: ['password', 'webauthn'], second_factor: 'off' },
+      }),
+      200,
+    );
+    await raceLastTwoFirstFactors({
+      first: a.call,
+      second: b.call,
+      storage: a.service.ctx.storage,
+      orgId: a.org.id,
+      as: asOrg,
+      rounds: 10,
+    });
   });
 });

@@ -20,6 +20,8 @@ export interface Challenge {
   attempts: number;
   requestedIp: string | null;
   requestedUserAgent: string | null;
+  /** The hosted login's binding (the digest of its login's ID), or null for the API's challenges. */
+  boundTo: string | null;
   createdAt: number;
   expiresAt: number;
 }
@@ -43,6 +45,7 @@ const toChallenge = (r: Row): Challenge => ({
   attempts: r.attempts,
   requestedIp: r.requestedIp,
   requestedUserAgent: r.requestedUserAgent,
+  boundTo: r.boundTo,
   createdAt: r.createdAt.getTime(),
   expiresAt: r.expiresAt.getTime(),
 });
@@ -77,6 +80,7 @@ export function createChallengeStore(deps: { storage: Storage; clock: Clock; ttl
         secretDigest?: string;
         requestedIp?: string | undefined;
         requestedUserAgent?: string | undefined;
+        boundTo?: string | undefined;
       },
     ): Promise<void> {
       await tx.db.insert(t).values({
@@ -91,6 +95,7 @@ export function createChallengeStore(deps: { storage: Storage; clock: Clock; ttl
         status: c.status,
         requestedIp: c.requestedIp ?? null,
         requestedUserAgent: c.requestedUserAgent?.slice(0, 512) ?? null,
+        boundTo: c.boundTo ?? null,
         createdAt: new Date(clock.now()),
         expiresAt: new Date(c.expiresAt),
       });

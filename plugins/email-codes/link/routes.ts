@@ -47,7 +47,8 @@ export function linkRoutes(
   async function open(token: string): Promise<Challenge | keyof typeof REFUSALS> {
     if (!LINK_TOKEN_SHAPE.test(token)) return 'unknown';
     const c = await store.findByLink(await linkDigest(token));
-    if (!c) return 'unknown';
+    // A hosted login's link has its own page (the login it finishes): unknown here.
+    if (!c || c.boundTo !== null) return 'unknown';
     if (c.status === 'confirmed') return 'confirmed';
     return closedReason(c, ctx.clock.now()) ?? c;
   }

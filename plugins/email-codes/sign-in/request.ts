@@ -21,8 +21,19 @@ import type { MessageRenderers } from './message.ts';
 /** The bus topic of accepted sign-in requests: the work the answer never waits for. */
 export const EMAIL_SIGN_IN_TOPIC = 'email-sign-in-requests';
 
-/** What the worker needs, sealed: the challenge ID is the caller's key to the sign-in. */
-type Sealed = { challenge_id: string; method: EmailMethod };
+/**
+ * What the worker needs, sealed: the challenge ID is the caller's key to the sign-in; `link_url` the page
+ * a hosted login's link leads to (else the API's /email/sign-in).
+ */
+type Sealed = { challenge_id: string; method: EmailMethod; link_url?: string };
+
+/** A link a hosted login asks for: bound to its login, leading to its own page. */
+export interface LinkBinding {
+  /** The hosted login's key for its login (the digest of the login's ID): only it may use the link. */
+  binding: string;
+  /** The page the link leads to (`?token=` is added). */
+  linkUrl: string;
+}
 type SignInRequest = { digest: string; org: string; sealed: string };
 
 const sealContext = (digest: string) => `email-sign-in:${digest}`;
@@ -58,6 +69,7 @@ export function createSignInRequests(deps: SignInRequestDeps) {
     given: PersonHandle,
     method: EmailMethod,
     rc: RequestContext,
+    bound?: LinkBinding,
   ): Promise<{ challenge_id: string; expires_at: string }> {
     if (given.type !== 'email_address')
       throw EmailCodeErrors.INVALID_BODY(
@@ -75,7 +87,11 @@ export function createSignInRequests(deps: SignInRequestDeps) {
     const digest = await challengeDigest(challengeId);
     const expiresAt = store.expiresAt();
     const sealed = await ctx.secrets.seal(
-      JSON.stringify({ challenge_id: challengeId, method } satisfies Sealed),
+      JSON.stringify({
+        challenge_id: challengeId,
+        method,
+        ...(bound ? { link_url: bound.linkUrl } : {}),
+      } satisfies Sealed),
       sealContext(digest),
     );
     const request: SignInRequest = { digest, org: orgId, sealed };
@@ -90,6 +106,7 @@ export function createSignInRequests(deps: SignInRequestDeps) {
         status: 'requested',
         requestedIp: rc.clientIp,
         requestedUserAgent: rc.analytics.userAgent,
+        boundTo: bound?.binding,
       });
       await ctx.bus.publish(EMAIL_SIGN_IN_TOPIC, [{ id: digest, payload: request }], { tx });
     });
@@ -135,7 +152,7 @@ export function createSignInRequests(deps: SignInRequestDeps) {
       });
     } else {
       const made = await newLinkToken();
-      const link = `${linkPage}?token=${made.token}`;
+      const link = `${opened.link_url ?? linkPage}?token=${made.token}`;
       secret = made.digest;
       message = await ctx.messages.prepare({
         ...common,

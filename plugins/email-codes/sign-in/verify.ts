@@ -54,13 +54,10 @@ export function createVerification(deps: VerifyDeps) {
    * Checks a challenge and uses it, without completing the sign-in: what `verify` completes, and what the
    * hosted login checks a code with (it finishes the sign-in itself). Throws the refusal.
    */
-  async function check(
-    orgId: string,
-    body: { challenge_id: string; code?: string | undefined },
-    rc: RequestContext,
-  ): Promise<Checked> {
-    const guess: EmailMethod = body.code === undefined ? 'email_link' : 'otp_via_email';
-    const refuse = async (
+  /** AuthenticationFailed_v1 for a refusal, then the refusal thrown. */
+  const refuser =
+    (orgId: string, rc: RequestContext) =>
+    async (
       method: EmailMethod,
       c: Challenge | undefined,
       reason: FailureReason,
@@ -70,6 +67,14 @@ export function createVerification(deps: VerifyDeps) {
       await completion.failed(orgId, rc, method, c?.handle, reason, detail);
       throw error;
     };
+
+  async function check(
+    orgId: string,
+    body: { challenge_id: string; code?: string | undefined },
+    rc: RequestContext,
+  ): Promise<Checked> {
+    const guess: EmailMethod = body.code === undefined ? 'email_link' : 'otp_via_email';
+    const refuse = refuser(orgId, rc);
 
     if (rc.clientIp) {
       const take = await deps.perAddress.take(`${orgId}|${addressBucket(rc.clientIp)}`);
@@ -83,7 +88,8 @@ export function createVerification(deps: VerifyDeps) {
     }
     const digest = await challengeDigest(body.challenge_id);
     const challenge = await store.find(orgId, digest);
-    if (challenge?.purpose !== 'sign_in')
+    // A hosted login's link is that login's alone: the API knows nothing of it.
+    if (challenge?.purpose !== 'sign_in' || challenge.boundTo !== null)
       return refuse(
         guess,
         undefined,
@@ -153,7 +159,7 @@ export function createVerification(deps: VerifyDeps) {
         },
       };
     }
-    return { done: true, used: await use(orgId, challenge, rc, refuse) };
+    return { done: true, used: await use(orgId, challenge, rc) };
   }
 
   async function verify(
@@ -179,13 +185,18 @@ export function createVerification(deps: VerifyDeps) {
     );
   }
 
-  /** Uses the challenge (one success of racing requests), marks the address verified: who signed in. */
+  /**
+   * Uses the challenge (one success of racing requests), marks the address verified: who signed in. A
+   * link is used once confirmed; `from: 'sent'` uses it at its button's press (the hosted login's own
+   * browser pressed it).
+   */
   async function use(
     orgId: string,
     challenge: Challenge,
     rc: RequestContext,
-    refuse: (m: EmailMethod, c: Challenge, r: FailureReason, e: ServiceError) => Promise<never>,
+    from: 'sent' | 'confirmed' = challenge.method === 'email_link' ? 'confirmed' : 'sent',
   ): Promise<UsedChallenge> {
+    const refuse = refuser(orgId, rc);
     const { method } = challenge;
     const person = challenge.personId ? await directory.get(orgId, challenge.personId) : undefined;
     if (!person)
@@ -202,7 +213,6 @@ export function createVerification(deps: VerifyDeps) {
       await completion.failed(orgId, rc, method, challenge.handle, 'person_disabled', error.message, person);
       throw error;
     }
-    const from = method === 'email_link' ? 'confirmed' : 'sent';
     const used = await deps.storage.transaction(async (tx) => {
       if (!(await store.consume(tx, challenge.digest, from))) return false;
       // The message reached this address and came back: it is the person's.
@@ -227,5 +237,5 @@ export function createVerification(deps: VerifyDeps) {
     return { person, authentication };
   }
 
-  return { verify, check };
+  return { verify, check, use, refuser, refusal };
 }

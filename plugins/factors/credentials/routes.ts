@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import type { PersonDirectory } from '../../../core/capabilities/person-directory.ts';
@@ -13,9 +14,18 @@ import {
 } from '../../../core/http/openapi-docs.ts';
 import { exactObject } from '../../../core/http/validation.ts';
 import type { ServiceContext } from '../../../core/plugin.ts';
+import type { Transaction } from '../../../core/ports/storage.ts';
 import { FactorsErrors } from '../errors.ts';
 import type { PolicyStore } from '../policy/store.ts';
 import { credentialsOf } from './list.ts';
+
+/**
+ * Serialises the deletions of one person's credentials (a transaction lock, on Postgres and PGlite
+ * alike): the persons' table is the persons plugin's, so the lock is an advisory one on the person's
+ * key rather than their row.
+ */
+const lockPersonCredentials = (tx: Transaction, orgId: string, personId: string) =>
+  tx.query(sql`select pg_advisory_xact_lock(hashtextextended(${`factors:${orgId}:${personId}`}, 0))`);
 
 const PersonParams = v.object({
   person_id: v.pipe(v.string(), v.maxLength(128, 'must be at most 128 characters')),
@@ -88,32 +98,34 @@ export function credentialRoutes(
       '/persons/:person_id/credentials/:credential_id',
       async ({ org, params, query, request, set }) => {
         const person = await personOf(org.id, params.person_id);
-        const all = await credentialsOf(ctx.hooks, org.id, person.personId);
-        const target = all.find((c) => c.credentialId === params.credential_id);
-        if (!target) throw FactorsErrors.CREDENTIAL_NOT_FOUND(params.credential_id);
-        if (query.force !== 'true' && target.firstFactor) {
-          const policy = await deps.policies.get(org.id);
-          const allowed = (c: PersonCredential) =>
-            c.firstFactor && policy.firstFactors.some((f) => f === c.type);
-          if (allowed(target) && !all.some((c) => c !== target && allowed(c)))
-            throw FactorsErrors.LAST_FIRST_FACTOR(
-              `credential ${target.credentialId} (${target.type}) is the person's last first factor the policy allows (${policy.firstFactors.join(', ')}): deleting it would leave the person unable to sign in; add ?force=true to delete it anyway`,
-            );
-        }
-        const deleted = await consistentWrite(request, ctx.headers, () =>
-          ctx.storage.transaction(async (tx) =>
-            (
+        const policy = query.force === 'true' ? undefined : await deps.policies.get(org.id);
+        await consistentWrite(request, ctx.headers, () =>
+          ctx.storage.transaction(async (tx) => {
+            // The rule's check and the delete are one: two deletes of the person's credentials take
+            // turns, each reading (in the transaction, after the lock) what the other left.
+            await lockPersonCredentials(tx, org.id, person.personId);
+            const all = await credentialsOf(ctx.hooks, org.id, person.personId, tx);
+            const target = all.find((c) => c.credentialId === params.credential_id);
+            if (!target) throw FactorsErrors.CREDENTIAL_NOT_FOUND(params.credential_id);
+            if (policy && target.firstFactor) {
+              const allowed = (c: PersonCredential) =>
+                c.firstFactor && policy.firstFactors.some((f) => f === c.type);
+              if (allowed(target) && !all.some((c) => c !== target && allowed(c)))
+                throw FactorsErrors.LAST_FIRST_FACTOR(
+                  `credential ${target.credentialId} (${target.type}) is the person's last first factor the policy allows (${policy.firstFactors.join(', ')}): deleting it would leave the person unable to sign in; add ?force=true to delete it anyway`,
+                );
+            }
+            const deleted = (
               await ctx.hooks.run(deletePersonCredential, {
                 orgId: org.id,
                 personId: person.personId,
                 credentialId: target.credentialId,
                 tx,
               })
-            ).find((c) => c !== undefined),
-          ),
+            ).find((c) => c !== undefined);
+            if (!deleted) throw FactorsErrors.CREDENTIAL_NOT_FOUND(params.credential_id);
+          }),
         );
-        // Deleted meanwhile by another request.
-        if (!deleted) throw FactorsErrors.CREDENTIAL_NOT_FOUND(params.credential_id);
         set.status = 204;
       },
       {

@@ -33,6 +33,7 @@ import {
   userInfoPreflightDoc,
 } from './docs.ts';
 import { emailCodeDoc, emailCodeVerifyDoc, secondFactorEmailDoc } from './email-code-docs.ts';
+import { emailLinkRoutes } from './email-link-routes.ts';
 import { passkeyRoutes } from './passkey-routes.ts';
 import { burnPushed, resolvePushed } from './pushed.ts';
 import { checkAuthorizeRequest } from './request.ts';
@@ -234,6 +235,17 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         render: (answer) => render(answer),
         errorAnswer,
         sessionSecret: (request, orgId) => deps.sessionCookies.sent(request, orgId),
+      }),
+    )
+    .use(
+      emailLinkRoutes({
+        login: deps.login,
+        baseUrl: deps.baseUrl,
+        browserCookie,
+        readContext: deps.readContext,
+        formOf,
+        render,
+        errorAnswer,
       }),
     )
     .get(

@@ -5,6 +5,7 @@ import type { PageSources } from '../../../core/http/hosted-page.ts';
 import { redirectTo } from '../authorize/request.ts';
 import type { PendingLogin } from '../store/logins.ts';
 import { EMAIL_CODE_PATH } from './email-code-login.ts';
+import { EMAIL_LINK_PATH } from './email-link-login.ts';
 import { formPostPage } from './form-post.ts';
 import { type LoginPageInput, loginPage } from './page.ts';
 import { headOf, lookOf } from './page-look.ts';
@@ -47,6 +48,8 @@ export function createLoginAnswers(deps: {
   allows: (orgId: string, method: string) => Promise<boolean>;
   /** Whether the page offers "Email me a sign-in code" for this organization and client. */
   emailCodeOffered: (orgId: string, ui: LoginPageInput['ui']) => Promise<boolean>;
+  /** Whether the page offers "Email me a sign-in link" for this organization and client. */
+  emailLinkOffered: (orgId: string, ui: LoginPageInput['ui']) => Promise<boolean>;
   /** Passkeys, when a plugin provides them (read at each request). */
   passkeys: () => HostedLoginPasskeys | undefined;
   /** The CSP source of the passkey script (passkeyScriptSource()). */
@@ -55,6 +58,7 @@ export function createLoginAnswers(deps: {
   const action = `${deps.baseUrl}/oauth2/authorize/login`;
   const ssoAction = `${deps.baseUrl}/oauth2/authorize/sso`;
   const emailCodeAction = `${deps.baseUrl}${EMAIL_CODE_PATH}`;
+  const emailLinkAction = `${deps.baseUrl}${EMAIL_LINK_PATH}`;
   const passkeyAction = `${deps.baseUrl}/oauth2/authorize/passkey`;
   const host = new URL(deps.baseUrl).hostname;
   const onIpAddress = /^[0-9.]+$/.test(host) || host.startsWith('[');
@@ -80,7 +84,10 @@ export function createLoginAnswers(deps: {
   const page = async (
     status: number,
     login: Pick<PendingLogin, 'orgId' | 'redirectUri'>,
-    input: Omit<LoginPageInput, 'action' | 'ssoAction' | 'choices' | 'emailCodeAction' | 'passkey'>,
+    input: Omit<
+      LoginPageInput,
+      'action' | 'ssoAction' | 'choices' | 'emailCodeAction' | 'emailLinkAction' | 'passkey'
+    >,
     offered?: SsoChoice[],
   ): Promise<LoginPage> => {
     const choices = offered ?? (await choicesOf(login.orgId));
@@ -98,6 +105,7 @@ export function createLoginAnswers(deps: {
           choices,
           passkey,
           ...((await deps.emailCodeOffered(login.orgId, input.ui)) ? { emailCodeAction } : {}),
+          ...((await deps.emailLinkOffered(login.orgId, input.ui)) ? { emailLinkAction } : {}),
         },
         look,
         head,

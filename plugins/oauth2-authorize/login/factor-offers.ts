@@ -20,5 +20,10 @@ export function factorOffers(deps: {
       deps.emailCodes() !== undefined &&
       handleTypesOf(ui).includes('email_address') &&
       (await allows(orgId, 'otp_via_email')),
+    /** "Email me a sign-in link": as the code's, for the policy's email_link. */
+    emailLinkOffered: async (orgId: string, ui: OAuthClientUiConfiguration | undefined) =>
+      deps.emailCodes() !== undefined &&
+      handleTypesOf(ui).includes('email_address') &&
+      (await allows(orgId, 'email_link')),
   };
 }

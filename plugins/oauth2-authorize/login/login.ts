@@ -24,6 +24,7 @@ import { createLoginAnswers, type LoginAnswer } from './answer.ts';
 import { createConsentAnswer } from './consent-answer.ts';
 import { createEmailCodeLogin } from './email-code-login.ts';
 import { sendSecondStepEmail } from './email-code-second-step.ts';
+import { createEmailLinkLogin } from './email-link-login.ts';
 import { essentialAcrUnmet } from './essential-acr.ts';
 import { factorOffers } from './factor-offers.ts';
 import { createLoginFinish, type SignedIn } from './finish.ts';
@@ -205,6 +206,16 @@ export function createLogin(deps: LoginDeps) {
     sessionSignIn,
   });
 
+  const emailLinkLogin = createEmailLinkLogin({
+    server: deps.server,
+    logins,
+    baseUrl: deps.baseUrl,
+    emailCodes: deps.secondStep.emailCodes,
+    allows: offers.allows,
+    answers,
+    sessionSignIn,
+  });
+
   const consentAnswer = createConsentAnswer({
     server: deps.server,
     logins,
@@ -217,6 +228,8 @@ export function createLogin(deps: LoginDeps) {
     consentAnswer,
     /** POST /oauth2/authorize/email-code and /email-code/verify: the first factor by email. */
     emailCode: emailCodeLogin,
+    /** POST /oauth2/authorize/email-link (and /continue), the link's page: the first factor by a link. */
+    emailLink: emailLinkLogin,
 
     /** POST /oauth2/authorize/second-factor/email: the second step's code by email. */
     secondFactorEmail: (form: { csrfToken: string }, browserHash: string | undefined, rc: RequestContext) =>

@@ -6,6 +6,7 @@ import type { OAuthClientUiConfiguration } from '../../../core/capabilities/oaut
 import { hostedPage } from '../../../core/http/hosted-page.ts';
 import { escapeHtml } from '../../../core/http/html.ts';
 import { emailCodeButton, LOGIN_FORM_ID } from './email-code-page.ts';
+import { emailLinkButton } from './email-link-page.ts';
 import type { PageLook } from './page-look.ts';
 import { passkeyForm } from './passkey-page.ts';
 
@@ -25,6 +26,8 @@ export interface LoginPageInput {
   choices?: readonly { clientId: string; name: string }[];
   /** Where "Email me a sign-in code" sends the handle, when the policy offers it; absent: no button. */
   emailCodeAction?: string | undefined;
+  /** Where "Email me a sign-in link" sends the handle, when the policy offers it; absent: no button. */
+  emailLinkAction?: string | undefined;
   /** A passkey sign-in's options, when passkeys are offered, and where its answer posts. */
   passkey?: { ceremony: PasskeyCeremony; action: string } | undefined;
 }
@@ -79,7 +82,7 @@ ${error}<form id="${LOGIN_FORM_ID}" class="login" method="post" action="${escape
 <label for="password">${escapeHtml(look.texts.password_label)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${input.handle ? ' autofocus' : ''}>
 <button type="submit">${escapeHtml(look.texts.submit)}</button>
-</form>${passkeyPart(input)}${emailCodeButton(input.emailCodeAction)}${ssoForms(input, look)}`,
+</form>${passkeyPart(input)}${emailCodeButton(input.emailCodeAction)}${emailLinkButton(input.emailLinkAction)}${ssoForms(input, look)}`,
     head,
   );
 }

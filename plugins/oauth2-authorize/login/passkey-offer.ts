@@ -33,6 +33,8 @@ export interface PasskeyOfferDeps {
  */
 export function createPasskeyOffer(deps: PasskeyOfferDeps) {
   const action = `${deps.baseUrl}/oauth2/authorize/passkey/offer`;
+  const host = new URL(deps.baseUrl).hostname;
+  const onIpAddress = /^[0-9.]+$/.test(host) || host.startsWith('[');
 
   async function page(
     status: number,
@@ -53,12 +55,15 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps) {
     };
   }
 
-  /** Whether to offer a passkey after a sign-in by `method`. */
+  /**
+   * Whether to offer a passkey after a sign-in by `method`: the passkeys plugin decides (the setting,
+   * the policy, the person's passkeys and "Not now"). Never after a passkey, nor on pages served from
+   * an IP address (WebAuthn has no relying party there).
+   */
   async function wanted(orgId: string, personId: string, method: string): Promise<boolean> {
     const passkeys = deps.passkeys();
-    if (!passkeys?.offerAfterSignIn || method === 'webauthn') return false;
-    if (!(await passkeys.allowsFirstFactor(orgId))) return false;
-    return !(await passkeys.hasPasskey(orgId, personId));
+    if (!passkeys || method === 'webauthn' || onIpAddress) return false;
+    return passkeys.offerWanted(orgId, personId);
   }
 
   /** The offer page, answered by the browser holding the session (cookie value `secret`). */
@@ -113,6 +118,8 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps) {
     // One answer per page: a second (a double click, a replay) finds it used, and no second code.
     if (!(await deps.logins.finish(form.csrfToken)))
       throw AuthorizeErrors.LOGIN_NOT_FOUND('this offer has already been answered');
+    // "Not now" is remembered for the person: the next sign-ins do not ask again.
+    if (form.decision === 'skip') await passkeys?.declineOffer(login.orgId, session.personId);
     return sessionSignIn.silent(login, client, session, rc);
   }
 

@@ -44,6 +44,12 @@ export interface SecondStepDeps {
   passkeyScript: string;
 }
 
+/** What the page says of a second factor that did not answer, in the factor's own words. */
+export const refusedMessage = (method: SecondFactor): string =>
+  method === 'webauthn'
+    ? 'That passkey could not be verified. Try again, or choose another way.'
+    : 'That code is not right. Try again.';
+
 /** The sign-in that continues once the second factor is given: the session, the ID token, the code. */
 export type ContinueSignIn = (
   login: PendingLogin,
@@ -210,15 +216,7 @@ export function createSecondStep(deps: SecondStepDeps) {
           headers: { 'retry-after': String(after) },
         };
       }
-      return page(
-        401,
-        login,
-        client,
-        form.csrfToken,
-        methods,
-        'That code is not right. Try again.',
-        form.challengeId,
-      );
+      return page(401, login, client, form.csrfToken, methods, refusedMessage(method), form.challengeId);
     }
     // One answer finishes the step; a second (a double click) finds it used.
     if (!(await deps.logins.finish(form.csrfToken)))

@@ -6,6 +6,7 @@ import type { Assertions } from '../ceremony/assertion.ts';
 import type { Registration } from '../ceremony/registration.ts';
 import { RegisterBody, SignInBody } from '../schema.ts';
 import type { PasskeyStore } from '../store/credentials.ts';
+import type { OfferDeclines } from '../store/offer-declines.ts';
 import type { PasskeySignIn } from './sign-in.ts';
 
 /** What the page says for an assertion that signs nobody in (the reason is in AuthenticationFailed_v1). */
@@ -23,15 +24,24 @@ export function hostedLoginPasskeysOf(deps: {
   registration: Registration;
   passkeys: PasskeyStore;
   userVerification: 'required' | 'preferred';
-  offerAfterSignIn: boolean;
+  /** PASSKEY_HOSTED_LOGIN_OFFER: `policy` offers as the policy allows, `off` never. */
+  offer: 'policy' | 'off';
+  declines: OfferDeclines;
 }): HostedLoginPasskeys {
   const ceremony = (o: { challenge_id: string; options: object }) => ({
     challengeId: o.challenge_id,
     options: o.options,
   });
   return {
-    offerAfterSignIn: deps.offerAfterSignIn,
     allowsFirstFactor: (orgId) => deps.signIn.allowsFirstFactor(orgId),
+
+    async offerWanted(orgId, personId) {
+      if (deps.offer === 'off' || !(await deps.signIn.allowsFirstFactor(orgId))) return false;
+      if ((await deps.passkeys.list(orgId, personId)).length > 0) return false;
+      return !(await deps.declines.recent(orgId, personId));
+    },
+
+    declineOffer: (orgId, personId) => deps.declines.record(orgId, personId),
 
     async signInOptions(orgId) {
       return ceremony(

@@ -29,8 +29,8 @@ export function createPasskeyStore(deps: { storage: Storage; clock: Clock }) {
 
   return {
     /** The person's passkeys, oldest first. */
-    list(orgId: string, personId: string): Promise<Passkey[]> {
-      return storage.db
+    list(orgId: string, personId: string, tx?: Transaction): Promise<Passkey[]> {
+      return (tx?.db ?? storage.db)
         .select()
         .from(t)
         .where(and(eq(t.orgId, orgId), eq(t.personId, personId)))

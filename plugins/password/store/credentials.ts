@@ -31,8 +31,8 @@ export function createCredentialStore(deps: { storage: Storage; clock: Clock }) 
     setIn,
 
     /** When the person's password was set, or undefined when none is. */
-    async setAt(orgId: string, personId: string): Promise<number | undefined> {
-      const rows = await storage.db
+    async setAt(orgId: string, personId: string, tx?: Transaction): Promise<number | undefined> {
+      const rows = await (tx?.db ?? storage.db)
         .select({ at: t.updatedAt })
         .from(t)
         .where(and(eq(t.orgId, orgId), eq(t.personId, personId)))

@@ -26,8 +26,8 @@ const listed = (setAt: number): PersonCredential => ({
 export function passwordCredentialHooks(deps: { credentials: CredentialStore; resetTokens: ResetTokens }) {
   return [
     personCredentials.attach({
-      async run({ orgId, personId }) {
-        const setAt = await deps.credentials.setAt(orgId, personId);
+      async run({ orgId, personId, tx }) {
+        const setAt = await deps.credentials.setAt(orgId, personId, tx);
         return setAt === undefined ? [] : [listed(setAt)];
       },
     }),

@@ -61,8 +61,8 @@ export function createTotpStore(deps: { storage: Storage; clock: Clock }) {
     },
 
     /** The person's confirmed authenticators, for the credentials API. */
-    async list(orgId: string, personId: string): Promise<PersonCredential[]> {
-      const rows = await storage.db
+    async list(orgId: string, personId: string, tx?: Transaction): Promise<PersonCredential[]> {
+      const rows = await (tx?.db ?? storage.db)
         .select()
         .from(t)
         .where(and(eq(t.orgId, orgId), eq(t.personId, personId), isNotNull(t.confirmedAt)));

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'bun:test';
 import { expectStatus } from '../../helpers/expect-status.ts';
 import { codeFactor } from './code-factor.ts';
 import { type FactorsService, factorsService } from './fixture.ts';
+import { raceLastTwoFirstFactors } from './last-factor-race.ts';
 
 let svc: FactorsService | undefined;
 afterEach(async () => {
@@ -95,6 +96,16 @@ describe('DELETE /persons/{id}/credentials/{credential_id}', () => {
     expect(last.json.errors[0].message).toContain(`credential ${key} (webauthn)`);
     const listed = (await credentials(s, ada.personId)).json.result;
     expect(listed.map((c: { credential_id: string }) => c.credential_id)).toEqual([key]);
+  });
+
+  it('keeps one of the last two first factors when both are deleted at once: one 204, one 409', async () => {
+    svc = await factorsService();
+    await raceLastTwoFirstFactors({
+      first: svc.call,
+      second: svc.call,
+      storage: svc.service.ctx.storage,
+      orgId: svc.org.id,
+    });
   });
 
   it("answers 404 for a credential the person does not have, another person's included", async () => {

@@ -42,7 +42,8 @@ beforeAll(async () => {
     },
   });
   redirectUri = `http://127.0.0.1:${app.port}/callback`;
-  s = await startAuthorizeService({ localhost: true, env: { PASSKEY_HOSTED_LOGIN_OFFER: 'after_sign_in' } });
+  // The offer is the policy's by default (PASSKEY_HOSTED_LOGIN_OFFER=policy): no setting needed.
+  s = await startAuthorizeService({ localhost: true });
   clientA = await s.createClient({ redirect_uris: [redirectUri] });
   clientB = await s.createClient({ redirect_uris: [redirectUri] });
   browser = await launchChromium();
