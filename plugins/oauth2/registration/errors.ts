@@ -51,9 +51,18 @@ export function fromClientRules(error: unknown): never {
   throw error;
 }
 
-/** The JSON answer of a registration error, never cached. */
+/**
+ * The JSON answer of a registration error, never cached: RFC 7591 §3.2.2's error and error_description,
+ * and the service's envelope (errors) in the same body, as the token endpoint answers, for both kinds of
+ * reader.
+ */
 export function errorResponse(e: RegistrationError): Response {
-  return new Response(JSON.stringify({ error: e.error, error_description: e.description }), {
+  const body = {
+    errors: [{ httpcode: e.status, message: e.description }],
+    error: e.error,
+    error_description: e.description,
+  };
+  return new Response(JSON.stringify(body), {
     status: e.status,
     headers: {
       'content-type': 'application/json',

@@ -130,7 +130,11 @@ export function registrationRoutes(
       async ({ request, params }) => {
         const orgId = params.org;
         if (!isUuid(orgId) || !(await ctx.orgs.get(orgId)))
-          return jsonResponse(404, { error: 'not_found', error_description: 'no such organization here' });
+          return jsonResponse(404, {
+            errors: [{ httpcode: 404, message: 'no such organization here' }],
+            error: 'not_found',
+            error_description: 'no such organization here',
+          });
         return register(request, orgId);
       },
       {

@@ -17,11 +17,14 @@ export function organizationDiscoveryDocument(base: string, orgId: string) {
   return { ...discoveryDocument(base), issuer, registration_endpoint: `${issuer}/register` };
 }
 
-const notFound = (orgId: string) =>
-  new Response(
-    JSON.stringify({ error: 'not_found', error_description: `no organization ${orgId.slice(0, 64)} here` }),
+const notFound = (orgId: string) => {
+  const message = `no organization ${orgId.slice(0, 64)} here`;
+  return new Response(
+    // The service's envelope, and RFC 6749's members for OAuth clients reading it.
+    JSON.stringify({ errors: [{ httpcode: 404, message }], error: 'not_found', error_description: message }),
     { status: 404, headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' } },
   );
+};
 
 /**
  * The organization issuer's metadata at the URLs clients build from it: RFC 8414 §3.1's path insertion

@@ -42,14 +42,19 @@ export function postJson(
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /**
- * Asserts an RFC 7591 error answer: the status, `{error, error_description}` only (not the service's
- * envelope), never cached. Answers the description.
+ * Asserts an RFC 7591 error answer: the status, `{error, error_description}` and the service's envelope
+ * (`errors`, the same message) in one body, as the token endpoint answers, never cached. Answers the
+ * description.
  */
 export async function expectRegistrationError(res: Response, status: number, error: string): Promise<string> {
   const text = await res.text();
   await expectStatus({ status: res.status, text }, status);
   const body = JSON.parse(text);
-  expect(body).toEqual({ error, error_description: expect.any(String) });
+  expect(body).toEqual({
+    error,
+    error_description: expect.any(String),
+    errors: [{ httpcode: status, message: body.error_description }],
+  });
   expect(res.headers.get('cache-control')).toBe('no-store');
   if (status === 401) expect(res.headers.get('www-authenticate')).toStartWith('Bearer error="invalid_token"');
   return body.error_description;

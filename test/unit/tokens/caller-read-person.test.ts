@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test';
 import { type PersonRecord, personDirectory } from '../../../core/capabilities/person-directory.ts';
 import { type IssueRequest, tokenIssuer } from '../../../core/capabilities/token-issuer.ts';
 import { ServiceError } from '../../../core/errors.ts';
+import { expectStatus } from '../../helpers/expect-status.ts';
 import { startTokensService, type TokensService } from '../../helpers/tokens-service.ts';
 
 let t: TokensService;
@@ -60,7 +61,7 @@ describe('a token for the person the caller read (IssueRequest.person)', () => {
     const { personId } = await t.persons.addPerson();
     const person = await read(personId);
     const error = await refusal(idTokenWith(personId, { ...person, active: false }));
-    expect(error.status).toBe(400);
+    await expectStatus({ status: error.status, text: error.message }, 400);
     expect(error.message).toContain('is disabled');
   });
 
@@ -69,7 +70,7 @@ describe('a token for the person the caller read (IssueRequest.person)', () => {
     const { personId } = await t.persons.addPerson({}, { orgId: other.organization.id, key: other.apiKey });
     const theirs = await t.service.ctx.capability(personDirectory)!.get(other.organization.id, personId);
     const error = await refusal(idTokenWith(personId, theirs!));
-    expect(error.status).toBe(404);
+    await expectStatus({ status: error.status, text: error.message }, 404);
   });
 
   it('is refused when the person handed in is not the one personId names', async () => {
